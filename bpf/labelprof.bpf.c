@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * labelprof's sampler: on every cpu-clock tick, read the interrupted thread's
+ * custom labels from its TLS (following the per-process recipe userspace
+ * computed) and emit them with the kernel and user stacks.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "labelprof.h"
+#include "arch.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Fixed at load time (rodata): the verifier sees them as constants. */
+const volatile __u32 max_labels = LP_DEFAULT_MAX_LABELS;
+const volatile __u32 max_key_len = LP_DEFAULT_MAX_KEY_LEN;
+const volatile __u32 max_value_len = LP_DEFAULT_MAX_VALUE_LEN;
+const volatile bool read_labels = true;
+const volatile bool kernel_stacks = true;
+const volatile bool user_stacks = true;
+const volatile __u32 stack_depth = LP_MAX_STACK_DEPTH;
+const volatile __u32 filter_mode = LP_FILTER_ALL;
+const volatile bool follow_children = false;
+const volatile __u64 hint_interval_ns = 1000000000ULL;
+const volatile __u64 map_hint_interval_ns = 50000000ULL;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536); /* resized by userspace */
+	__type(key, __u32);
+	__type(value, struct lp_recipe);
+} recipes SEC(".maps");
+
+/* Exec count per tgid: a recipe computed before the latest exec is stale. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u64);
+} execs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} pid_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps");
+
+/* When a tgid without a recipe was last reported to userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} hinted SEC(".maps");
+
+/* When a tgid without labels last reported a new executable mapping. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} mapped SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20); /* resized by userspace */
+} events SEC(".maps");
+
+struct lp_string_abi {
+	__u64 len;
+	__u64 buf;
+};
+
+struct lp_label_abi {
+	struct lp_string_abi key;
+	struct lp_string_abi value;
+};
+
+/*
+ * One per CPU (indexed by CPU: a perf-event program cannot nest on its CPU).
+ * A sample is assembled in rec and copied out with only its used bytes.
+ */
+struct lp_scratch {
+	__u8 rec[LP_SCRATCH_SIZE];
+	struct lp_label_abi labels[LP_MAX_LABELS];
+	/*
+	 * The end of the record while labels are copied. Kept in map memory, not
+	 * on the stack: the verifier then sees the same bounded unknown at every
+	 * bpf_loop iteration instead of one precise range per iteration.
+	 */
+	__u32 off;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* resized to the number of possible CPUs */
+	__type(key, __u32);
+	__type(value, struct lp_scratch);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lp_counters);
+} counters SEC(".maps");
+
+#define REC_MASK (LP_RECORD_MAX - 1)
+
+static __always_inline bool passes_filter(__u32 tgid)
+{
+	if (filter_mode == LP_FILTER_PIDS)
+		return bpf_map_lookup_elem(&pid_filter, &tgid) != NULL;
+	if (filter_mode == LP_FILTER_CGROUP)
+		return bpf_current_task_under_cgroup(&cgroup_filter, 0) == 1;
+	return true;
+}
+
+static __always_inline void put_u16(__u8 *p, __u16 v)
+{
+	p[0] = v & 0xff;
+	p[1] = v >> 8;
+}
+
+/* glibc's and musl's DTV walk: the block of module modid, plus offset. */
+static __always_inline int dtv_addr(const struct lp_recipe *r, __u64 tp, __u64 modid, __u64 offset,
+				    __u64 *addr, __u32 *status)
+{
+	__u64 dtv, block, entries;
+
+	if (bpf_probe_read_user(&dtv, sizeof(dtv), (void *)(tp + r->dtv_tp_offset)) || !dtv) {
+		*status |= LP_ST_READ_FAULT;
+		return -1;
+	}
+	if (r->dtv_flags & LP_DTV_GLIBC) {
+		/* dtv[-1] is the number of slots; a larger module id was never set up */
+		if (bpf_probe_read_user(&entries, sizeof(entries),
+					(void *)(dtv - r->dtv_entry_size))) {
+			*status |= LP_ST_READ_FAULT;
+			return -1;
+		}
+		if (modid > entries) {
+			*status |= LP_ST_DTV_UNALLOCATED;
+			return -1;
+		}
+	}
+	if (bpf_probe_read_user(&block, sizeof(block), (void *)(dtv + modid * r->dtv_entry_size))) {
+		*status |= LP_ST_READ_FAULT;
+		return -1;
+	}
+	if (!block || ((r->dtv_flags & LP_DTV_GLIBC) && block == (__u64)-1)) {
+		*status |= LP_ST_DTV_UNALLOCATED;
+		return -1;
+	}
+	*addr = block + offset;
+	return 0;
+}
+
+/* Finds the TLS object of the current thread; 0 when *addr is valid. */
+static __always_inline int tls_object_addr(struct task_struct *task, const struct lp_recipe *r,
+					   __u64 *addr, __u32 *status)
+{
+	__u64 tp = arch_thread_pointer(task), desc[2], ti[2];
+
+	if (!tp) {
+		*status |= LP_ST_READ_FAULT;
+		return -1;
+	}
+	switch (r->access) {
+	case LP_TLS_TP_OFFSET:
+		*addr = tp + r->offset;
+		return 0;
+	case LP_TLS_DTV:
+		return dtv_addr(r, tp, r->dtv_modid, r->offset, addr, status);
+	case LP_TLS_TLSDESC:
+		if (bpf_probe_read_user(desc, sizeof(desc), (void *)r->tlsdesc_addr)) {
+			*status |= LP_ST_READ_FAULT;
+			return -1;
+		}
+		if (!desc[1]) {
+			*status |= LP_ST_TLS_PENDING;
+			return -1;
+		}
+		if ((__s64)desc[1] < LP_TLSDESC_STATIC_MAX) {
+			*addr = tp + desc[1] + r->offset;
+			return 0;
+		}
+		/* glibc's dynamic TLSDESC: arg points to { modid, offset } */
+		if (bpf_probe_read_user(ti, sizeof(ti), (void *)desc[1])) {
+			*status |= LP_ST_READ_FAULT;
+			return -1;
+		}
+		return dtv_addr(r, tp, ti[0], ti[1] + r->offset, addr, status);
+	}
+	return -1;
+}
+
+struct copy_ctx {
+	struct lp_scratch *sc;
+	struct lp_sample *s;
+};
+
+/* One label, by bpf_loop: the verifier checks this body once, not per label. */
+static long copy_label(__u32 i, struct copy_ctx *cx)
+{
+	struct lp_scratch *sc = cx->sc;
+	struct lp_sample *s = cx->s;
+	struct lp_label_abi *l;
+	__u32 start = sc->off, o, klen, vlen;
+
+	if (i >= LP_MAX_LABELS || start > LP_RECORD_MAX)
+		return 1;
+	o = start;
+	l = &sc->labels[i];
+	if (!l->key.buf)
+		return 0;
+	if (!l->value.buf) {
+		s->status |= LP_ST_MALFORMED;
+		return 0;
+	}
+	klen = l->key.len > max_key_len ? max_key_len : l->key.len;
+	vlen = l->value.len > max_value_len ? max_value_len : l->value.len;
+	if (klen != l->key.len || vlen != l->value.len)
+		s->status |= LP_ST_TRUNCATED;
+	if (klen > LP_MAX_KEY_LEN || vlen > LP_MAX_VALUE_LEN || o > LP_RECORD_MAX ||
+	    o + sizeof(struct lp_label_hdr) + klen + vlen > LP_RECORD_MAX) {
+		s->status |= LP_ST_TRUNCATED;
+		return 1;
+	}
+	o += sizeof(struct lp_label_hdr);
+	if (bpf_probe_read_user(&sc->rec[o & REC_MASK], klen, (void *)l->key.buf) ||
+	    bpf_probe_read_user(&sc->rec[(o + klen) & REC_MASK], vlen, (void *)l->value.buf)) {
+		s->status |= LP_ST_READ_FAULT;
+		return 0;
+	}
+	put_u16(&sc->rec[start & REC_MASK], klen);
+	put_u16(&sc->rec[(start + 2) & REC_MASK], vlen);
+	sc->off = o + klen + vlen;
+	s->label_count++;
+	return 0;
+}
+
+/*
+ * Copies the label set at storage[0..count) into the record at *off. NULL
+ * keys are skipped (the spec says so), NULL values are skipped and counted as
+ * malformed; duplicates are kept in order for userspace (first one wins).
+ */
+static __always_inline void copy_labels(struct lp_scratch *sc, struct lp_sample *s, __u32 *off,
+					__u64 storage, __u64 count)
+{
+	struct copy_ctx cx = {.sc = sc, .s = s};
+	__u32 n = count > max_labels ? max_labels : count;
+
+	if (count > max_labels)
+		s->status |= LP_ST_TRUNCATED;
+	if (!n)
+		return;
+	if (n > LP_MAX_LABELS)
+		n = LP_MAX_LABELS;
+	if (!storage ||
+	    bpf_probe_read_user(sc->labels, n * sizeof(struct lp_label_abi), (void *)storage)) {
+		s->status |= LP_ST_READ_FAULT;
+		return;
+	}
+	sc->off = *off;
+	bpf_loop(n, copy_label, &cx, 0);
+	if (sc->off < *off || sc->off > LP_RECORD_MAX)
+		return;
+	s->label_bytes = sc->off - *off;
+	*off = sc->off;
+}
+
+static __always_inline void read_label_set(struct task_struct *task, struct lp_scratch *sc,
+					   struct lp_sample *s, __u32 *off, struct lp_counters *c)
+{
+	struct lp_recipe *r;
+	__u64 *seq, addr, set[2] = {}, ptr;
+
+	r = bpf_map_lookup_elem(&recipes, &s->tgid);
+	if (!r) {
+		s->status |= LP_ST_NO_RECIPE;
+		c->unknown_pids++;
+		return;
+	}
+	seq = bpf_map_lookup_elem(&execs, &s->tgid);
+	if (r->exec_seq != (seq ? *seq : 0)) {
+		/* exec'd since userspace looked: the recipe describes the old image */
+		s->status |= LP_ST_NO_RECIPE;
+		c->unknown_pids++;
+		return;
+	}
+	if (r->form == LP_FORM_NONE) {
+		s->status |= LP_ST_NO_RECIPE;
+		return;
+	}
+	if (tls_object_addr(task, r, &addr, &s->status))
+		return;
+
+	if (r->form == LP_FORM_CUSTOM_LABELS_V1) {
+		/* the TLS object is a pointer to { storage, count, capacity } */
+		if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)addr)) {
+			s->status |= LP_ST_READ_FAULT;
+			return;
+		}
+		if (!ptr) {
+			s->status |= LP_ST_LABELS_READ;
+			return;
+		}
+		addr = ptr;
+	} else if (r->form != LP_FORM_CUSTOM_LABELS_V0) {
+		return;
+	}
+	/* v0's TLS object and v1's set both start with { storage, count } */
+	if (bpf_probe_read_user(set, sizeof(set), (void *)addr)) {
+		s->status |= LP_ST_READ_FAULT;
+		return;
+	}
+	s->status |= LP_ST_LABELS_READ;
+	copy_labels(sc, s, off, set[0], set[1]);
+}
+
+static __always_inline struct lp_counters *get_counters(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&counters, &zero);
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, cpu = bpf_get_smp_processor_id();
+	struct lp_counters *c;
+	struct lp_scratch *sc;
+	struct lp_sample *s;
+	__u32 off = sizeof(*s);
+	bool kthread;
+	long n;
+
+	if (!tgid) /* the idle task */
+		return 0;
+	c = get_counters();
+	if (!c)
+		return 0;
+	if (!passes_filter(tgid)) {
+		c->filtered++;
+		return 0;
+	}
+	sc = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!sc)
+		return 0;
+	c->samples++;
+
+	s = (struct lp_sample *)sc->rec;
+	s->hdr.type = LP_EVENT_SAMPLE;
+	s->ktime_ns = bpf_ktime_get_ns();
+	s->cgroup_id = bpf_get_current_cgroup_id();
+	s->tgid = tgid;
+	s->tid = (__u32)pid_tgid;
+	s->cpu = cpu;
+	s->status = 0;
+	s->kstack_len = 0;
+	s->ustack_len = 0;
+	s->label_count = 0;
+	s->label_bytes = 0;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+	kthread = BPF_CORE_READ(task, flags) & PF_KTHREAD;
+
+	if (kernel_stacks) {
+		n = bpf_get_stack(ctx, &sc->rec[off], stack_depth * sizeof(__u64), 0);
+		if (n > 0) {
+			s->kstack_len = n / sizeof(__u64);
+			off += n;
+		} else if (n < 0) {
+			s->status |= LP_ST_KSTACK_ERR;
+		}
+	}
+	if (kthread) {
+		c->kernel_threads++;
+	} else {
+		if (user_stacks && off <= sizeof(*s) + LP_MAX_STACK_DEPTH * sizeof(__u64)) {
+			n = bpf_get_stack(ctx, &sc->rec[off], stack_depth * sizeof(__u64),
+					  BPF_F_USER_STACK);
+			if (n > 0) {
+				s->ustack_len = n / sizeof(__u64);
+				off += n;
+			} else if (n < 0) {
+				s->status |= LP_ST_USTACK_ERR;
+			}
+		}
+		if (read_labels)
+			read_label_set(task, sc, s, &off, c);
+		else
+			s->status |= LP_ST_LABELS_OFF;
+	}
+
+	if (s->status & LP_ST_READ_FAULT)
+		c->label_read_faults++;
+	if (s->status & LP_ST_TRUNCATED)
+		c->truncations++;
+	if (s->status & LP_ST_MALFORMED)
+		c->malformed_labels++;
+	if (s->label_count)
+		c->samples_with_labels++;
+
+	if (off > LP_RECORD_MAX)
+		off = LP_RECORD_MAX;
+	s->hdr.size = off;
+	/* userspace consumes on a timer: waking it per sample would cost more than sampling */
+	if (bpf_ringbuf_output(&events, sc->rec, off, BPF_RB_NO_WAKEUP))
+		c->ringbuf_drops++;
+
+	/* a tgid with no recipe: ask userspace to inspect it, at most once a second */
+	if ((s->status & LP_ST_NO_RECIPE) && !kthread) {
+		__u64 now = s->ktime_ns, *last = bpf_map_lookup_elem(&hinted, &tgid);
+
+		if (!last || now - *last >= hint_interval_ns) {
+			struct lp_proc_event *e;
+
+			bpf_map_update_elem(&hinted, &tgid, &now, BPF_ANY);
+			e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+			if (!e) {
+				c->event_drops++;
+				return 0;
+			}
+			e->hdr.type = LP_EVENT_UNKNOWN_PID;
+			e->hdr.size = sizeof(*e);
+			e->ktime_ns = now;
+			e->tgid = tgid;
+			e->tid = (__u32)pid_tgid;
+			__builtin_memcpy(e->comm, s->comm, sizeof(e->comm));
+			bpf_ringbuf_submit(e, 0);
+		}
+	}
+	return 0;
+}
+
+static __always_inline void emit_proc_event(__u32 type, __u64 pid_tgid)
+{
+	struct lp_proc_event *e;
+	struct lp_counters *c;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		c = get_counters();
+		if (c)
+			c->event_drops++;
+		return;
+	}
+	e->hdr.type = type;
+	e->hdr.size = sizeof(*e);
+	e->ktime_ns = bpf_ktime_get_ns();
+	e->tgid = pid_tgid >> 32;
+	e->tid = (__u32)pid_tgid;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	/*
+	 * Wake userspace now: a short-lived process must be inspected (and its
+	 * memory map read) while it still exists.
+	 */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+SEC("tracepoint/sched/sched_process_exec")
+int on_exec(struct trace_event_raw_sched_process_exec *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), one = 1, *seq;
+	__u32 tgid = pid_tgid >> 32;
+
+	/* the old image's recipe must not be applied to the new one */
+	seq = bpf_map_lookup_elem(&execs, &tgid);
+	if (seq)
+		__sync_fetch_and_add(seq, 1);
+	else
+		bpf_map_update_elem(&execs, &tgid, &one, BPF_ANY);
+	bpf_map_delete_elem(&recipes, &tgid);
+	bpf_map_delete_elem(&hinted, &tgid);
+
+	if (passes_filter(tgid))
+		emit_proc_event(LP_EVENT_EXEC, pid_tgid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	struct lp_recipe *r, copy;
+	__u8 one = 1;
+
+	if (ptgid == ctgid) /* a new thread */
+		return 0;
+	/* a reused pid must not inherit a dead process's exec count */
+	bpf_map_delete_elem(&execs, &ctgid);
+	if (follow_children && filter_mode == LP_FILTER_PIDS &&
+	    bpf_map_lookup_elem(&pid_filter, &ptgid))
+		bpf_map_update_elem(&pid_filter, &ctgid, &one, BPF_ANY);
+	/* a forked child has its parent's address space layout, so its recipe too */
+	r = bpf_map_lookup_elem(&recipes, &ptgid);
+	if (r) {
+		copy = *r;
+		copy.exec_seq = 0;
+		bpf_map_update_elem(&recipes, &ctgid, &copy, BPF_ANY);
+	} else {
+		bpf_map_delete_elem(&recipes, &ctgid);
+	}
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int on_exit(void *ctx)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+
+	/* only the last thread's exit ends the process */
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	bpf_map_delete_elem(&recipes, &tgid);
+	bpf_map_delete_elem(&execs, &tgid);
+	bpf_map_delete_elem(&hinted, &tgid);
+	bpf_map_delete_elem(&mapped, &tgid);
+	if (passes_filter(tgid))
+		emit_proc_event(LP_EVENT_EXIT, pid_tgid);
+	if (filter_mode == LP_FILTER_PIDS && follow_children)
+		bpf_map_delete_elem(&pid_filter, &tgid);
+	return 0;
+}
+
+/* Threads inside an mmap that may map a label library: 1, or 2 when its name says so. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} mmap_pending SEC(".maps");
+
+static __always_inline bool has_prefix(const char *s, const char *prefix, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (s[i] != prefix[i])
+			return false;
+	return true;
+}
+
+/* Whether file descriptor fd names a library the Custom Labels spec names. */
+static __always_inline bool is_label_library(int fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *file;
+	const unsigned char *name;
+	char buf[20] = {};
+
+	if (!fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+		return false;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+		return false;
+	name = BPF_CORE_READ(file, f_path.dentry, d_name.name);
+	if (!name || bpf_probe_read_kernel_str(buf, sizeof(buf), name) < 0)
+		return false;
+	return has_prefix(buf, "libcustomlabels", 15) || has_prefix(buf, "customlabels.node", 17);
+}
+
+/*
+ * A process that publishes no labels (yet) maps a file: maybe a label
+ * library, at startup or dlopen'd. Every mapping of a library named as the
+ * spec says is reported (its data segment, where the TLS descriptors live,
+ * comes after its code); of other files, only code, rate-limited. The hint
+ * goes out when the mapping exists (sys_exit_mmap).
+ */
+SEC("tracepoint/syscalls/sys_enter_mmap")
+int on_mmap(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = pid_tgid;
+	struct lp_recipe *r;
+	__u8 kind;
+
+	if ((long)ctx->args[4] < 0)
+		return 0;
+	r = bpf_map_lookup_elem(&recipes, &tgid);
+	if (r && r->form != LP_FORM_NONE)
+		return 0;
+	if (!passes_filter(tgid))
+		return 0;
+	if (is_label_library(ctx->args[4]))
+		kind = 2;
+	else if (ctx->args[2] & PROT_EXEC)
+		kind = 1;
+	else
+		return 0;
+	bpf_map_update_elem(&mmap_pending, &tid, &kind, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), now, *last;
+	__u32 tgid = pid_tgid >> 32, tid = pid_tgid;
+	__u8 *kind = bpf_map_lookup_elem(&mmap_pending, &tid), urgent;
+
+	if (!kind)
+		return 0;
+	urgent = *kind == 2;
+	bpf_map_delete_elem(&mmap_pending, &tid);
+	if (ctx->ret < 0 && ctx->ret > -4096)
+		return 0;
+	/* other code mappings are rate-limited: a process maps many at startup */
+	now = bpf_ktime_get_ns();
+	last = bpf_map_lookup_elem(&mapped, &tgid);
+	if (!urgent && last && now - *last < map_hint_interval_ns)
+		return 0;
+	bpf_map_update_elem(&mapped, &tgid, &now, BPF_ANY);
+	emit_proc_event(LP_EVENT_EXEC_MAP, pid_tgid);
+	return 0;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The kernel types labelprof's BPF program uses, and only those. The structs
+ * carry preserve_access_index, so CO-RE relocates every field access to the
+ * running kernel's layout (read from its BTF) at load time: they need the
+ * right field names and types, not the right offsets. Included by the per-arch
+ * vmlinux.h after it defines struct thread_struct.
+ */
+#ifndef __VMLINUX_COMMON_H__
+#define __VMLINUX_COMMON_H__
+
+#pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
+
+typedef struct {
+	int counter;
+} atomic_t;
+
+struct signal_struct {
+	atomic_t live;
+};
+
+struct mm_struct;
+
+struct qstr {
+	union {
+		struct {
+			u32 hash;
+			u32 len;
+		};
+		u64 hash_len;
+	};
+	const unsigned char *name;
+};
+
+struct dentry {
+	struct qstr d_name;
+};
+
+struct path {
+	struct vfsmount *mnt;
+	struct dentry *dentry;
+};
+
+struct file {
+	struct path f_path;
+};
+
+struct fdtable {
+	unsigned int max_fds;
+	struct file **fd;
+};
+
+struct files_struct {
+	struct fdtable *fdt;
+};
+
+struct task_struct {
+	unsigned int flags;
+	struct mm_struct *mm;
+	pid_t pid;
+	pid_t tgid;
+	struct signal_struct *signal;
+	struct files_struct *files;
+	char comm[16];
+	struct thread_struct thread; /* defined per arch */
+};
+
+struct trace_entry {
+	unsigned short type;
+	unsigned char flags;
+	unsigned char preempt_count;
+	int pid;
+};
+
+struct trace_event_raw_sched_process_exec {
+	struct trace_entry ent;
+	u32 __data_loc_filename;
+	pid_t pid;
+	pid_t old_pid;
+};
+
+struct trace_event_raw_sys_enter {
+	struct trace_entry ent;
+	long id;
+	unsigned long args[6];
+};
+
+struct trace_event_raw_sys_exit {
+	struct trace_entry ent;
+	long id;
+	long ret;
+};
+
+#pragma clang attribute pop
+
+#define PF_KTHREAD 0x00200000
+#define PROT_EXEC 0x4
+
+#endif /* __VMLINUX_COMMON_H__ */
