@@ -1,0 +1,867 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Symbolizer: this process's own functions, libc (whose local symbols live
+ * in the separate debug file), PLT stubs, the vDSO, libraries built here with
+ * .gnu_debuglink and then deleted, exited processes, hostile files, the
+ * kernel, and the cache limits. Expected values come from independent
+ * sources: dladdr, nm, objdump and /proc/kallsyms.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <link.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "maps.h"
+#include "profile.h"
+#include "symbols.h"
+
+/* Targets: global and not inlined, so that they have their own symbols. */
+int lp_sym_target_a(int x);
+int lp_sym_target_b(int x);
+
+__attribute__((noinline)) int lp_sym_target_a(int x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return x * 7 + 1;
+}
+
+__attribute__((noinline)) int lp_sym_target_b(int x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return lp_sym_target_a(x) + 3;
+}
+
+/*
+ * lp_asm_fn is a sized function with a local label inside; right after it
+ * comes lp_asm_untyped, a local function without type or size, as hand-written
+ * assembly often has. lp_asm_tail_call ends with a call (to a function that
+ * would not return), so its return address is the first byte of lp_asm_next.
+ */
+__asm__(".text\n"
+	".globl lp_asm_fn\n"
+	".type lp_asm_fn, @function\n"
+	"lp_asm_fn:\n"
+	"	nop\n"
+	"lp_asm_inner_label:\n"
+	"	nop\n"
+	"	ret\n"
+	".size lp_asm_fn, . - lp_asm_fn\n"
+	"lp_asm_untyped:\n"
+	"	nop\n"
+	"	nop\n"
+	"	ret\n"
+	".globl lp_asm_tail_call\n"
+	".type lp_asm_tail_call, @function\n"
+	"lp_asm_tail_call:\n"
+	"	call lp_asm_fn\n"
+	".size lp_asm_tail_call, . - lp_asm_tail_call\n"
+	".globl lp_asm_next\n"
+	".type lp_asm_next, @function\n"
+	"lp_asm_next:\n"
+	"	ret\n"
+	".size lp_asm_next, . - lp_asm_next\n");
+void lp_asm_fn(void);
+void lp_asm_next(void);
+
+static char tmpdir[64];
+
+static int run(const char *fmt, ...)
+{
+	char cmd[4 * PATH_MAX];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+static int setup(void **state)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/lp-test-symbols-XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	run("rm -rf '%s'", tmpdir);
+	return 0;
+}
+
+static __u64 load_base(const void *addr)
+{
+	Dl_info info;
+
+	assert_true(dladdr(addr, &info));
+	return (uintptr_t)info.dli_fbase;
+}
+
+static void test_own_functions(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	__u64 a = (uintptr_t)lp_sym_target_a, b = (uintptr_t)lp_sym_target_b;
+	char exe[PATH_MAX];
+	struct sym_frame f;
+	__u32 id;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	id = symbolizer__observe_pid(sym, getpid());
+	assert_int_not_equal(id, 0);
+	assert_int_equal(symbolizer__observe_pid(sym, getpid()), id);
+
+	assert_int_equal(symbolizer__resolve_user(sym, id, a, 0, &f), 0);
+	assert_string_equal(f.function, "lp_sym_target_a");
+	assert_int_equal(f.offset, 0);
+	assert_int_equal(f.address, a);
+	assert_false(f.kernel);
+	assert_string_equal(f.module, exe);
+	/* A PIE: the ELF address is the runtime address minus the load base. */
+	assert_int_equal(f.module_offset, a - load_base(lp_sym_target_a));
+	assert_non_null(f.build_id);
+	assert_int_equal(f.build_id_len, 20);
+
+	assert_int_equal(symbolizer__resolve_user(sym, id, b + 5, 0, &f), 0);
+	assert_string_equal(f.function, "lp_sym_target_b");
+	assert_int_equal(f.offset, 5);
+
+	/* A return address just past a function is attributed to the call that ends it. */
+	assert_int_equal(
+		symbolizer__resolve_user(sym, id, (uintptr_t)lp_asm_next, SYM_RETURN_ADDRESS, &f),
+		0);
+	assert_string_equal(f.function, "lp_asm_tail_call");
+	assert_int_equal(f.offset, 5);
+	assert_int_equal(f.address, (uintptr_t)lp_asm_next);
+	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)lp_asm_next, 0, &f), 0);
+	assert_string_equal(f.function, "lp_asm_next");
+	assert_int_equal(symbolizer__resolve_user(sym, id, a + 1, SYM_RETURN_ADDRESS, &f), 0);
+	assert_string_equal(f.function, "lp_sym_target_a");
+	assert_int_equal(f.offset, 1);
+
+	/* A label inside a function does not split it; an untyped function is one. */
+	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)lp_asm_fn + 1, 0, &f), 0);
+	assert_string_equal(f.function, "lp_asm_fn");
+	assert_int_equal(f.offset, 1);
+	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)lp_asm_fn + 4, 0, &f), 0);
+	assert_string_equal(f.function, "lp_asm_untyped");
+	assert_int_equal(f.offset, 1);
+
+	/* Nothing is mapped at page 0, and 0 is no snapshot. */
+	assert_int_equal(symbolizer__resolve_user(sym, id, 16, 0, &f), -ENOENT);
+	assert_null(f.module);
+	assert_null(f.function);
+	assert_int_equal(symbolizer__resolve_user(sym, 0, a, 0, &f), -ENOENT);
+	symbolizer__free(sym);
+	symbolizer__free(NULL);
+}
+
+/* The first symbol nm lists at a given address, and every alias there must be accepted. */
+static bool nm_has(const char *file, __u64 vaddr, const char *name)
+{
+	char cmd[2 * PATH_MAX], line[1024];
+	bool found = false;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s' 2>/dev/null", file);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long addr;
+		char type, sname[512];
+
+		if (sscanf(line, "%llx %c %511s", &addr, &type, sname) == 3 && addr == vaddr &&
+		    !strcmp(sname, name))
+			found = true;
+	}
+	pclose(p);
+	return found;
+}
+
+static void test_libc_and_debug_file(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	void *getpid_addr = dlsym(RTLD_DEFAULT, "getpid");
+	char debug[PATH_MAX], cmd[2 * PATH_MAX], line[1024];
+	unsigned long long vaddr = 0;
+	struct sym_frame f;
+	__u64 base;
+	size_t i, len;
+	FILE *p;
+	__u32 id;
+
+	assert_non_null(getpid_addr);
+	id = symbolizer__observe_pid(sym, getpid());
+	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)getpid_addr, 0, &f), 0);
+	assert_non_null(strstr(f.function, "getpid"));
+	assert_int_equal(f.offset, 0);
+	len = strlen(f.module);
+	assert_true(len > 9 && !strcmp(f.module + len - 9, "libc.so.6"));
+	assert_int_equal(f.build_id_len, 20);
+
+	/* A local function of libc exists only in the debug file named by its build id. */
+	len = snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%02x/", f.build_id[0]);
+	for (i = 1; i < f.build_id_len; i++)
+		len += snprintf(debug + len, sizeof(debug) - len, "%02x", f.build_id[i]);
+	snprintf(debug + len, sizeof(debug) - len, ".debug");
+	if (access(debug, R_OK)) {
+		symbolizer__free(sym);
+		skip();
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "nm --defined-only -S '%s' | awk '$3 == \"t\" && $2 != \"0000000000000000\"'",
+		 debug);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (!vaddr && fgets(line, sizeof(line), p)) {
+		unsigned long long size;
+		char name[512];
+
+		if (sscanf(line, "%llx %llx t %511s", &vaddr, &size, name) != 3 || name[0] == '_')
+			vaddr = 0;
+	}
+	pclose(p);
+	assert_true(vaddr);
+	base = load_base(getpid_addr);
+	assert_int_equal(symbolizer__resolve_user(sym, id, base + vaddr, 0, &f), 0);
+	assert_int_equal(f.offset, 0);
+	assert_true(nm_has(debug, vaddr, f.function));
+	assert_int_equal(f.module_offset, vaddr);
+
+	/*
+	 * The signal trampoline: an untyped local symbol that signal frames
+	 * return to (no call precedes it), so it must resolve as a return address.
+	 */
+	vaddr = 0;
+	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", debug);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p))
+		if (strstr(line, " __restore_rt\n"))
+			sscanf(line, "%llx", &vaddr);
+	pclose(p);
+	if (vaddr) {
+		assert_int_equal(
+			symbolizer__resolve_user(sym, id, base + vaddr, SYM_RETURN_ADDRESS, &f), 0);
+		assert_string_equal(f.function, "__restore_rt");
+		assert_int_equal(f.offset, 0);
+	}
+	symbolizer__free(sym);
+}
+
+static void test_plt(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	char cmd[PATH_MAX], line[1024], want[512] = "";
+	unsigned long long vaddr = 0;
+	struct sym_frame f;
+	__u32 id;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "objdump -d -j .plt -j .plt.sec -j .plt.got /proc/%d/exe 2>/dev/null", getpid());
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	/* objdump names the stubs "<name@plt>:" by decoding them, independently of us. */
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long a;
+		char name[512];
+
+		if (!want[0] && sscanf(line, "%llx <%511[^>]>:", &a, name) == 2 &&
+		    strstr(name, "@plt") && !strpbrk(name, "+-")) {
+			vaddr = a;
+			snprintf(want, sizeof(want), "%s", name);
+		}
+	}
+	pclose(p);
+	if (!want[0]) {
+		symbolizer__free(sym);
+		skip();
+	}
+	id = symbolizer__observe_pid(sym, getpid());
+	assert_int_equal(
+		symbolizer__resolve_user(sym, id, load_base(lp_sym_target_a) + vaddr + 2, 0, &f),
+		0);
+	assert_string_equal(f.function, want);
+	assert_int_equal(f.offset, 2);
+	/* PLT0 is no stub, and no zero-sized symbol before it extends over it. */
+	symbolizer__resolve_user(sym, id, load_base(lp_sym_target_a) + vaddr - 8, 0, &f);
+	assert_null(f.function);
+	symbolizer__free(sym);
+}
+
+/* The vDSO's own dynamic symbols, read with libelf straight from memory. */
+static __u64 vdso_symbol(const char *name)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	__u64 first_vaddr = ~0ULL, addr = 0;
+	const struct maps_entry *e;
+	Elf_Scn *scn = NULL;
+	size_t i, phnum;
+	struct maps *m;
+	Elf *elf;
+
+	if (!base)
+		return 0;
+	assert_int_equal(maps__read(getpid(), 0, &m), 0);
+	e = maps__find(m, base);
+	assert_non_null(e);
+	assert_int_equal(e->kind, MAPS_VDSO);
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)base, e->end - base);
+	maps__free(m);
+	assert_non_null(elf);
+	assert_int_equal(elf_getphdrnum(elf, &phnum), 0);
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < first_vaddr)
+			first_vaddr = ph.p_vaddr;
+	}
+	while ((scn = elf_nextscn(elf, scn)) && !addr) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sizeof(Elf64_Sym); i++) {
+			GElf_Sym s;
+
+			if (gelf_getsym(d, i, &s) &&
+			    !strcmp(elf_strptr(elf, sh.sh_link, s.st_name), name))
+				addr = base + s.st_value - first_vaddr;
+		}
+	}
+	elf_end(elf);
+	return addr;
+}
+
+static void test_vdso(void **state)
+{
+	__u64 addr = vdso_symbol("__vdso_clock_gettime");
+	struct symbolizer *sym;
+	struct sym_frame f;
+	__u32 id;
+
+	if (!addr)
+		skip();
+	sym = symbolizer__new(NULL);
+	id = symbolizer__observe_pid(sym, getpid());
+	assert_int_equal(symbolizer__resolve_user(sym, id, addr + 1, 0, &f), 0);
+	assert_string_equal(f.module, "[vdso]");
+	assert_non_null(strstr(f.function, "clock_gettime"));
+	assert_int_equal(f.offset, 1);
+	symbolizer__free(sym);
+}
+
+static const char lib_src[] = "static __attribute__((noinline)) int lp_hidden_fn(int x)\n"
+			      "{ __asm__ volatile(\"\" : \"+r\"(x)); return x * 3 + VARIANT; }\n"
+			      "int lp_lib_entry(int x) { return lp_hidden_fn(x) + 1; }\n"
+			      "void *lp_lib_hidden_addr(void) { return (void *)lp_hidden_fn; }\n";
+
+/*
+ * Builds tmpdir/<name>.so, stripped, with its symbols in
+ * tmpdir/.debug/<name>.debug found through .gnu_debuglink. With
+ * debug_from set, the debug file is the one of that other build instead.
+ */
+static bool build_lib(const char *name, int variant, const char *debug_from)
+{
+	char src[PATH_MAX];
+	FILE *f;
+
+	snprintf(src, sizeof(src), "%s/%s.c", tmpdir, name);
+	f = fopen(src, "w");
+	assert_non_null(f);
+	fputs(lib_src, f);
+	fclose(f);
+	if (run("cd '%s' && mkdir -p .debug && gcc -shared -fPIC -O1 -g -DVARIANT=%d -o %s.so %s.c"
+		" && objcopy --only-keep-debug %s.so .debug/%s.debug && strip --strip-all %s.so"
+		" && objcopy --add-gnu-debuglink=.debug/%s.debug %s.so 2>/dev/null",
+		tmpdir, variant, name, name, name, name, name, name, name))
+		return false;
+	if (debug_from)
+		run("cp '%s/.debug/%s.debug' '%s/.debug/%s.debug'", tmpdir, debug_from, tmpdir,
+		    name);
+	return true;
+}
+
+struct lib {
+	void *handle;
+	__u64 entry, hidden;
+};
+
+static bool open_lib(const char *name, struct lib *l)
+{
+	char path[PATH_MAX];
+	void *(*hidden)(void);
+
+	snprintf(path, sizeof(path), "%s/%s.so", tmpdir, name);
+	l->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!l->handle)
+		return false;
+	l->entry = (uintptr_t)dlsym(l->handle, "lp_lib_entry");
+	hidden = (void *(*)(void))dlsym(l->handle, "lp_lib_hidden_addr");
+	assert_true(l->entry && hidden);
+	l->hidden = (uintptr_t)hidden();
+	return true;
+}
+
+static void test_debuglink_and_deleted(void **state)
+{
+	struct symbolizer *sym;
+	char path[PATH_MAX];
+	struct sym_frame f;
+	struct lib good, bad;
+	__u32 id;
+
+	if (!build_lib("libgood", 1, NULL) || !build_lib("libother", 2, NULL) ||
+	    !build_lib("libbad", 3, "libother"))
+		skip();
+	assert_true(open_lib("libgood", &good));
+	assert_true(open_lib("libbad", &bad));
+	/* Both files are gone from the file system but stay mapped. */
+	snprintf(path, sizeof(path), "%s/libgood.so", tmpdir);
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/libbad.so", tmpdir);
+	assert_int_equal(unlink(path), 0);
+
+	sym = symbolizer__new(NULL);
+	id = symbolizer__observe_pid(sym, getpid());
+	assert_int_equal(symbolizer__resolve_user(sym, id, good.entry, 0, &f), 0);
+	assert_string_equal(f.function, "lp_lib_entry");
+	snprintf(path, sizeof(path), "%s/libgood.so", tmpdir);
+	assert_string_equal(f.module, path);
+	/* Only in the debug file. */
+	assert_int_equal(symbolizer__resolve_user(sym, id, good.hidden + 1, 0, &f), 0);
+	assert_string_equal(f.function, "lp_hidden_fn");
+	assert_int_equal(f.offset, 1);
+	/* libbad's debuglink leads to a debug file with another build id: not used. */
+	assert_int_equal(symbolizer__resolve_user(sym, id, bad.entry, 0, &f), 0);
+	assert_string_equal(f.function, "lp_lib_entry");
+	symbolizer__resolve_user(sym, id, bad.hidden, 0, &f);
+	assert_true(!f.function || strcmp(f.function, "lp_hidden_fn"));
+	symbolizer__free(sym);
+	dlclose(good.handle);
+	dlclose(bad.handle);
+}
+
+static void test_refresh_on_unknown_ip(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	struct symbolizer_stats st;
+	struct sym_frame f;
+	struct lib lib;
+	__u32 id;
+
+	if (!build_lib("libnew", 4, NULL))
+		skip();
+	id = symbolizer__observe_pid(sym, getpid());
+	assert_true(open_lib("libnew", &lib));
+	assert_int_equal(symbolizer__resolve_user(sym, id, lib.entry, 0, &f), -ENOENT);
+	assert_null(f.module);
+	symbolizer__check_ips(sym, id, &lib.entry, 1);
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.refreshes, 1);
+	assert_int_equal(symbolizer__resolve_user(sym, id, lib.entry, 0, &f), 0);
+	assert_string_equal(f.function, "lp_lib_entry");
+	/* Known addresses never cause a refresh; unknown ones back off. */
+	symbolizer__check_ips(sym, id, &lib.entry, 1);
+	symbolizer__check_ips(sym, id, (const __u64[]){16}, 1);
+	symbolizer__check_ips(sym, id, (const __u64[]){16}, 1);
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.refreshes, 1);
+	symbolizer__free(sym);
+	dlclose(lib.handle);
+}
+
+static void test_snapshot_lifecycle(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	__u64 a = (uintptr_t)lp_sym_target_a;
+	struct symbolizer_stats st;
+	struct sym_frame f;
+	__u32 id1, id2;
+
+	id1 = symbolizer__observe_pid(sym, getpid());
+	symbolizer__pid_exec(sym, getpid());
+	id2 = symbolizer__observe_pid(sym, getpid());
+	assert_int_not_equal(id1, id2);
+	/* Samples taken before the exec keep their snapshot. */
+	assert_int_equal(symbolizer__resolve_user(sym, id1, a, 0, &f), 0);
+	assert_int_equal(symbolizer__resolve_user(sym, id2, a, 0, &f), 0);
+	symbolizer__release_unused(sym);
+	assert_int_equal(symbolizer__resolve_user(sym, id1, a, 0, &f), -ENOENT);
+	assert_int_equal(symbolizer__resolve_user(sym, id2, a, 0, &f), 0);
+	symbolizer__pid_exit(sym, getpid());
+	symbolizer__release_unused(sym);
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.snapshots, 0);
+	assert_int_equal(st.map_entries, 0);
+	assert_int_equal(st.files, 0);
+	assert_int_equal(st.open_files, 0);
+	assert_int_equal(symbolizer__resolve_user(sym, id2, a, 0, &f), -ENOENT);
+	symbolizer__free(sym);
+}
+
+static void test_missing_process(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	struct symbolizer_stats st;
+	struct sym_frame f;
+	__u32 id = symbolizer__observe_pid(sym, INT_MAX);
+
+	assert_int_not_equal(id, 0);
+	assert_int_equal(symbolizer__observe_pid(sym, INT_MAX), id);
+	assert_int_equal(symbolizer__resolve_user(sym, id, 0x401000, 0, &f), -ENOENT);
+	symbolizer__check_ips(sym, id, (const __u64[]){0x401000}, 1);
+	symbolizer__stats(sym, &st);
+	/* Retried only after a delay. */
+	assert_int_equal(st.snapshot_failures, 1);
+	assert_int_equal(st.refreshes, 0);
+	symbolizer__free(sym);
+}
+
+/*
+ * A forked child maps a library that is deleted and that we unmap: once the
+ * child is gone too, only the descriptor opened when the child was first
+ * observed leads to the file.
+ */
+static void test_exited_process(void **state)
+{
+	struct symbolizer *sym;
+	char path[PATH_MAX];
+	struct sym_frame f;
+	struct lib lib;
+	pid_t child;
+	__u32 id;
+
+	if (!build_lib("libexit", 5, NULL))
+		skip();
+	assert_true(open_lib("libexit", &lib));
+	snprintf(path, sizeof(path), "%s/libexit.so", tmpdir);
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/.debug/libexit.debug", tmpdir);
+	assert_int_equal(unlink(path), 0);
+	sym = symbolizer__new(NULL);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	id = symbolizer__observe_pid(sym, child);
+	dlclose(lib.handle);
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	symbolizer__pid_exit(sym, child);
+	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)lp_sym_target_b + 2, 0, &f),
+			 0);
+	assert_string_equal(f.function, "lp_sym_target_b");
+	assert_int_equal(symbolizer__resolve_user(sym, id, lib.entry, 0, &f), 0);
+	assert_string_equal(f.function, "lp_lib_entry");
+	symbolizer__free(sym);
+}
+
+/*
+ * A process that has exited but is not reaped yet has an empty memory map:
+ * a refresh then (an address in no mapping) must keep what was seen.
+ */
+static void test_refresh_of_zombie_keeps_maps(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	struct sym_frame f;
+	pid_t child;
+	__u32 id;
+	int i;
+
+	child = fork();
+	assert_true(child >= 0);
+	if (!child)
+		_exit(0);
+	id = symbolizer__observe_pid(sym, child);
+	/* exited, not reaped: /proc/PID/maps is empty from now on */
+	for (i = 0; i < 1000; i++) {
+		char path[64], state_char = 0;
+		FILE *st;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", child);
+		st = fopen(path, "r");
+		assert_non_null(st);
+		assert_int_equal(fscanf(st, "%*d %*s %c", &state_char), 1);
+		fclose(st);
+		if (state_char == 'Z')
+			break;
+		usleep(1000);
+	}
+	symbolizer__check_ips(sym, id, (const __u64[]){0x10}, 1);
+	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)lp_sym_target_b + 2, 0, &f),
+			 0);
+	assert_string_equal(f.function, "lp_sym_target_b");
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	symbolizer__free(sym);
+}
+
+static void test_limits(void **state)
+{
+	struct symbolizer_opts opts = {
+		.max_snapshots = 2,
+		.max_symbol_bytes = 1,
+		.max_open_files = 1,
+	};
+	struct symbolizer *sym = symbolizer__new(&opts);
+	void *getpid_addr = dlsym(RTLD_DEFAULT, "getpid");
+	struct symbolizer_stats st;
+	struct sym_frame f;
+	__u32 id, id_parent, id_init;
+	int round;
+
+	id = symbolizer__observe_pid(sym, getpid());
+	symbolizer__stats(sym, &st);
+	assert_true(st.open_files <= 1);
+	/* Each file's table evicts the other's; descriptors are reopened on demand. */
+	for (round = 0; round < 3; round++) {
+		assert_int_equal(
+			symbolizer__resolve_user(sym, id, (uintptr_t)lp_sym_target_a, 0, &f), 0);
+		assert_string_equal(f.function, "lp_sym_target_a");
+		assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)getpid_addr, 0, &f),
+				 0);
+		assert_non_null(strstr(f.function, "getpid"));
+	}
+	symbolizer__stats(sym, &st);
+	assert_true(st.evictions >= 5);
+	assert_true(st.open_files <= 1);
+	assert_true(st.symbol_bytes > 0);
+
+	id_parent = symbolizer__observe_pid(sym, getppid());
+	id_init = symbolizer__observe_pid(sym, 1);
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.snapshots, 2);
+	/* The least recently used snapshot went. */
+	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)lp_sym_target_a, 0, &f),
+			 -ENOENT);
+	assert_int_not_equal(id_parent, id_init);
+	symbolizer__free(sym);
+}
+
+/* Garbage and truncated ELF files mapped executable: no crash, no symbols. */
+static void test_hostile_files(void **state)
+{
+	char garbage[PATH_MAX], truncated[PATH_MAX];
+	unsigned char buf[8192];
+	struct symbolizer *sym;
+	void *g, *t;
+	struct sym_frame f;
+	unsigned int rng = 7;
+	size_t i;
+	__u32 id;
+	int fd;
+
+	snprintf(garbage, sizeof(garbage), "%s/garbage.bin", tmpdir);
+	snprintf(truncated, sizeof(truncated), "%s/truncated.so", tmpdir);
+	for (i = 0; i < sizeof(buf); i++) {
+		rng = rng * 1103515245 + 12345;
+		buf[i] = rng >> 16;
+	}
+	/* An ELF header on top of random bytes. */
+	memcpy(buf,
+	       "\x7f"
+	       "ELF\x02\x01\x01",
+	       7);
+	fd = open(garbage, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, sizeof(buf)), sizeof(buf));
+	close(fd);
+	if (run("cp /proc/%d/exe '%s' && truncate -s 6000 '%s'", getpid(), truncated, truncated))
+		skip();
+
+	fd = open(garbage, O_RDONLY);
+	g = mmap(NULL, sizeof(buf), PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	close(fd);
+	fd = open(truncated, O_RDONLY);
+	t = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (g == MAP_FAILED || t == MAP_FAILED)
+		skip(); /* a noexec /tmp */
+
+	sym = symbolizer__new(NULL);
+	id = symbolizer__observe_pid(sym, getpid());
+	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)g + 100, 0, &f), -ENOENT);
+	assert_string_equal(f.module, garbage);
+	assert_int_equal(f.module_offset, 100);
+	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)t + 100, 0, &f), -ENOENT);
+	assert_string_equal(f.module, truncated);
+	symbolizer__free(sym);
+	munmap(g, sizeof(buf));
+	munmap(t, 4096);
+}
+
+static void test_kernel(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	unsigned long long addr = 0;
+	char line[512], name[256];
+	struct sym_frame f;
+	FILE *k;
+
+	k = fopen("/proc/kallsyms", "r");
+	assert_non_null(k);
+	while (!addr && fgets(line, sizeof(line), k)) {
+		char type;
+
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || type != 'T' ||
+		    strcmp(name, "schedule"))
+			addr = 0;
+	}
+	fclose(k);
+	if (!addr) {
+		symbolizer__free(sym);
+		skip(); /* kptr_restrict hides kernel addresses from us */
+	}
+	assert_int_equal(symbolizer__resolve_kernel(sym, addr + 4, 0, &f), 0);
+	assert_string_equal(f.function, "schedule");
+	assert_int_equal(f.offset, 4);
+	assert_string_equal(f.module, SYM_KERNEL_MODULE);
+	assert_true(f.kernel);
+	assert_int_equal(f.address, addr + 4);
+	assert_int_equal(symbolizer__resolve_kernel(sym, addr, SYM_RETURN_ADDRESS, &f), 0);
+	assert_string_not_equal(f.function, "schedule");
+	assert_int_equal(symbolizer__resolve_kernel(sym, 16, 0, &f), -ENOENT);
+	assert_null(f.function);
+	assert_true(f.kernel);
+	symbolizer__free(sym);
+}
+
+static void test_kallsyms_file(void **state)
+{
+	static const char text[] = "ffffffff81002000 T core_b\n"
+				   "ffffffff81001000 T core_a\n"
+				   "ffffffff81001000 t __core_a_alias\n"
+				   "ffffffff81001800 d some_data\n"
+				   "0000000000000000 T zero_addr\n"
+				   "ffffffff81003000 T\n"
+				   "ffffffff81003000 X bad_type\n"
+				   "garbage line\n"
+				   "ffffffffc0001000 t mod_fn\t[mymod]\n"
+				   "ffffffffc0002000 T mod_fn2\t[mymod]\n"
+				   "ffffffffc0003000 t other_fn\t[other]\n"
+				   "ffffffffc0004000 t bad_mod\t[broken\n"
+				   "ffffffffc0005000 t last_fn\t[other]";
+	struct symbolizer_opts opts = {0};
+	char path[PATH_MAX];
+	struct symbolizer *sym;
+	struct sym_frame f;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/kallsyms", tmpdir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+	opts.kallsyms_path = path;
+	sym = symbolizer__new(&opts);
+
+	assert_int_equal(symbolizer__resolve_kernel(sym, 0xffffffff81000fffULL, 0, &f), -ENOENT);
+	assert_int_equal(symbolizer__resolve_kernel(sym, 0xffffffff81001000ULL, 0, &f), 0);
+	assert_string_equal(f.function, "core_a");
+	assert_string_equal(f.module, SYM_KERNEL_MODULE);
+	/* Data symbols are not functions: core_a extends over some_data. */
+	assert_int_equal(symbolizer__resolve_kernel(sym, 0xffffffff81001900ULL, 0, &f), 0);
+	assert_string_equal(f.function, "core_a");
+	assert_int_equal(f.offset, 0x900);
+	assert_int_equal(symbolizer__resolve_kernel(sym, 0xffffffff81002000ULL, 0, &f), 0);
+	assert_string_equal(f.function, "core_b");
+	assert_int_equal(symbolizer__resolve_kernel(sym, 0xffffffffc0001010ULL, 0, &f), 0);
+	assert_string_equal(f.function, "mod_fn");
+	assert_string_equal(f.module, "[mymod]");
+	assert_int_equal(f.offset, 0x10);
+	assert_int_equal(symbolizer__resolve_kernel(sym, 0xffffffffc0002000ULL, 0, &f), 0);
+	assert_string_equal(f.module, "[mymod]");
+	assert_int_equal(symbolizer__resolve_kernel(sym, 0xffffffffc0003000ULL, 0, &f), 0);
+	assert_string_equal(f.module, "[other]");
+	assert_string_equal(f.function, "other_fn");
+	/* A line with a broken module name is skipped. */
+	assert_int_equal(symbolizer__resolve_kernel(sym, 0xffffffffc0004000ULL, 0, &f), 0);
+	assert_string_equal(f.function, "other_fn");
+	assert_int_equal(symbolizer__resolve_kernel(sym, 0xffffffffc0005000ULL, 0, &f), 0);
+	assert_string_equal(f.function, "last_fn");
+	assert_string_equal(f.module, "[other]");
+	/* Far past the last symbol is in none. */
+	assert_int_equal(symbolizer__resolve_kernel(sym, 0xffffffffc1005000ULL, 0, &f), -ENOENT);
+	symbolizer__free(sym);
+}
+
+static int grab(const struct profile_sample *s, void *ctx)
+{
+	*(__u32 *)ctx = s->snapshot;
+	return 0;
+}
+
+/* The profile tells the symbolizer about every pid with a user stack. */
+static void test_profile_observes(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	struct profile *p = profile__new(sym, NULL);
+	unsigned char rec[sizeof(struct lp_sample) + 8];
+	struct lp_sample h = {.hdr = {LP_EVENT_SAMPLE, sizeof(rec)}, .ustack_len = 1};
+	__u64 ip = (uintptr_t)lp_sym_target_b + 3;
+	struct symbolizer_stats st;
+	struct sym_frame f;
+	__u32 snapshot = 0;
+
+	h.tgid = h.tid = getpid();
+	memcpy(rec, &h, sizeof(h));
+	memcpy(rec + sizeof(h), &ip, sizeof(ip));
+	assert_int_equal(profile__add_sample(p, rec, sizeof(rec)), 0);
+	assert_int_equal(profile__add_sample(p, rec, sizeof(rec)), 0);
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.snapshots, 1);
+	assert_int_equal(profile__for_each(p, grab, &snapshot), 0);
+	assert_int_not_equal(snapshot, 0);
+	assert_int_equal(symbolizer__resolve_user(sym, snapshot, ip, 0, &f), 0);
+	assert_string_equal(f.function, "lp_sym_target_b");
+	profile__free(p);
+	symbolizer__free(sym);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_own_functions),
+		cmocka_unit_test(test_libc_and_debug_file),
+		cmocka_unit_test(test_plt),
+		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_debuglink_and_deleted),
+		cmocka_unit_test(test_refresh_on_unknown_ip),
+		cmocka_unit_test(test_snapshot_lifecycle),
+		cmocka_unit_test(test_missing_process),
+		cmocka_unit_test(test_exited_process),
+		cmocka_unit_test(test_refresh_of_zombie_keeps_maps),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_hostile_files),
+		cmocka_unit_test(test_kernel),
+		cmocka_unit_test(test_kallsyms_file),
+		cmocka_unit_test(test_profile_observes),
+	};
+
+	lp_sym_target_b(1);
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

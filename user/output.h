@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Text writers for a profile: folded stacks (flamegraph.pl input) and the
+ * labelprof JSON format (docs/json-format.md). Label bytes, comm and symbol
+ * names are untrusted byte strings: every writer escapes them losslessly, so
+ * no byte can break a line or a document.
+ */
+#ifndef LABELPROF_OUTPUT_H
+#define LABELPROF_OUTPUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "labelprof.h"
+
+struct profile;
+struct symbolizer;
+
+struct output_meta {
+	__u64 frequency_hz;
+	__u64 start_time_unix_ns;
+	__u64 duration_ns;
+	struct lp_counters counters; /* summed over CPUs */
+};
+
+/*
+ * Folded stacks, one line per (comm, label set, stack) summed over pids and
+ * tids, sorted:
+ *   comm;[k1=v1,k2=v2];root;...;leaf COUNT
+ * Labels are sorted by key ("[]" when none). User frames come root first,
+ * then kernel frames suffixed "_[k]" (leaf-most: the kernel runs on behalf
+ * of the user frames). A frame is the function name, "[module+0xOFF]" when
+ * only the module is known (basename without the brackets of a pseudo path
+ * like "[vdso]"; OFF is sym_frame.module_offset) or "[unknown]". A sample
+ * whose stack was dropped by the profile's memory limit has the frame
+ * "[dropped]".
+ *
+ * Escaping: in comm, label keys and values, function and module names, each
+ * of the bytes ; , = [ ] \ space, 0x00-0x1f, 0x7f, and every byte that is not
+ * part of valid UTF-8 is written as \xHH (two lowercase hex digits). Every
+ * other byte is copied. Decoding replaces each \xHH with its byte; the
+ * structural characters ; , = [ ] and space in a line are therefore never
+ * part of a name.
+ *
+ * sym may be NULL (frames are then "[unknown]"). Returns 0 or -errno.
+ */
+int output__write_folded(FILE *f, const struct profile *p, struct symbolizer *sym);
+
+/* The JSON document described in docs/json-format.md. meta may be NULL (zeros). */
+int output__write_json(FILE *f, const struct profile *p, struct symbolizer *sym,
+		       const struct output_meta *meta);
+
+/*
+ * A report for people: for every label key, the CPU share of each of its
+ * values and the hottest functions under each (output_report.c).
+ */
+int output__write_report(FILE *f, const struct profile *p, struct symbolizer *sym,
+			 const struct output_meta *meta);
+
+/*
+ * A report for people: for every label key, the CPU share of each value (the
+ * top ones; samples that do not set the key as "(not set)") and the hottest
+ * functions (self time) under each. Non-printable bytes are shown as \xHH.
+ */
+int output__write_report(FILE *f, const struct profile *p, struct symbolizer *sym,
+			 const struct output_meta *meta);
+
+/*
+ * The length of the valid UTF-8 sequence starting at s (n bytes available):
+ * 1-4, or 0 if s[0] does not start one (overlong forms, surrogates and code
+ * points past U+10FFFF are invalid, as in RFC 3629).
+ */
+static inline size_t output__utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len, i;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* Second-byte ranges that exclude overlongs, surrogates and > U+10FFFF. */
+	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
+	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return len;
+}
+
+#endif /* LABELPROF_OUTPUT_H */

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Aggregation of sample records into a profile: one entry per (pid, tid,
+ * comm, label set, stack, address-space snapshot), with a count and the OR of
+ * the records' status bits. Label sets and stacks are interned.
+ *
+ * Records are validated against the size the ring buffer reports; their own
+ * lengths are never trusted. A user stack ends before its first zero address
+ * (where a frame-pointer chain ends). Labels follow the reader rules: the first
+ * occurrence of a key wins, order has no meaning (a set is kept sorted by key
+ * bytes, shorter first on a common prefix).
+ *
+ * Memory is bounded by profile_opts.max_bytes: past it, samples that would
+ * need a new label set or stack are counted without them (PROFILE_ST_DROPPED);
+ * past twice that, samples that would need a new entry are only counted in
+ * profile_stats.dropped. Not thread-safe.
+ */
+#ifndef LABELPROF_PROFILE_H
+#define LABELPROF_PROFILE_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "labelprof.h"
+
+struct symbolizer;
+
+/* Status bit added by the profile, beyond enum lp_sample_status. */
+#define PROFILE_ST_DROPPED (1u << 31) /* labels and stack dropped: memory limit */
+
+struct profile_opts {
+	size_t max_bytes; /* 0: 256 MiB */
+};
+
+struct profile_label {
+	const unsigned char *key;
+	const unsigned char *value;
+	__u32 key_len;
+	__u32 value_len;
+};
+
+/* One aggregated sample, as handed to writers. Pointers live as long as the profile. */
+struct profile_sample {
+	__u32 pid; /* tgid */
+	__u32 tid;
+	const char *comm; /* comm_len bytes, NUL-terminated, any other byte value */
+	size_t comm_len;
+	const struct profile_label *labels; /* sorted by key, keys unique */
+	size_t label_count;
+	const __u64 *kstack; /* kernel IPs, leaf first */
+	size_t kstack_len;
+	const __u64 *ustack; /* user IPs, leaf first */
+	size_t ustack_len;
+	__u64 count;
+	__u32 status;	 /* OR of enum lp_sample_status and PROFILE_ST_* over the samples */
+	__u32 snapshot;	 /* symbolizer snapshot of the pid's address space; 0: none */
+	__u32 label_set; /* interned ids: equal ids mean equal label sets */
+	__u32 stack;	 /* equal ids mean equal (kstack, ustack) */
+};
+
+struct profile_stats {
+	__u64 samples;		   /* records accepted */
+	__u64 samples_with_labels; /* accepted with at least one label */
+	__u64 rejected;		   /* records refused as malformed */
+	__u64 dropped;		   /* accepted but not aggregated: twice the memory limit */
+	size_t entries;
+	size_t label_sets;
+	size_t stacks;
+	size_t bytes; /* memory held */
+};
+
+struct profile;
+
+/* sym (may be NULL) is told about every pid and stack seen; opts may be NULL. */
+struct profile *profile__new(struct symbolizer *sym, const struct profile_opts *opts);
+void profile__free(struct profile *p);
+
+/*
+ * Adds one LP_EVENT_SAMPLE record of size bytes (as the ring buffer reports
+ * it). Returns 0; -EINVAL if the record is malformed (counted in rejected);
+ * -ENOSPC if it was only counted (dropped); -ENOMEM.
+ */
+int profile__add_sample(struct profile *p, const void *rec, size_t size);
+
+/* Calls fn for every aggregated sample in insertion order; stops at and returns fn's non-zero. */
+typedef int (*profile_sample_fn)(const struct profile_sample *s, void *ctx);
+int profile__for_each(const struct profile *p, profile_sample_fn fn, void *ctx);
+
+void profile__stats(const struct profile *p, struct profile_stats *st);
+
+#endif /* LABELPROF_PROFILE_H */

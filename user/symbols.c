@@ -1,0 +1,1582 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Symbolizer: per-process snapshots of executable mappings, per-file symbol
+ * tables, and /proc/kallsyms.
+ *
+ * User addresses: file offset = ip - map.start + map.offset, then the PT_LOAD
+ * segment holding that offset gives the ELF virtual address, which is looked
+ * up in the symbols of .symtab and .dynsym (and of the separate debug file
+ * when the file itself has no .symtab), plus synthesized "name@plt" entries.
+ *
+ * Ownership: a snapshot holds a reference on each mapped file; a file holds at
+ * most one descriptor (bounded by an LRU of open files) and at most one parsed
+ * symbol table (bounded by an LRU on bytes). Snapshots are bounded in number
+ * and in mapping entries, LRU too.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "elf.h"
+#include "maps.h"
+#include "symbols.h"
+
+#define DEFAULT_MAX_SNAPSHOTS	 16384
+#define DEFAULT_MAX_MAP_ENTRIES	 262144
+#define DEFAULT_MAX_SYMBOL_BYTES (64u << 20)
+#define DEFAULT_MAX_OPEN_FILES	 256
+/* Larger symbol tables are truncated (a browser binary has about 10^6 symbols). */
+#define MAX_SYMBOLS_PER_FILE (4u << 20)
+/* A symbol that does not contain an address may be nested in one that starts earlier. */
+#define MAX_NESTED_LOOKBACK 8
+/* No kernel function is this large: farther from a symbol means "not in it". */
+#define KERNEL_MAX_FUNC_SIZE (256u << 10)
+#define MAX_VDSO_BYTES	     (1u << 20)
+/* Re-reading the maps of a process whose addresses resolve to no mapping. */
+#define REFRESH_MIN_NS (100ULL * 1000 * 1000)
+#define REFRESH_MAX_NS (60ULL * 1000 * 1000 * 1000)
+#define DEBUG_DIR      "/usr/lib/debug"
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
+
+/* ---- intrusive LRU lists: most recently used at the head -------------------- */
+
+struct list {
+	struct list *prev, *next;
+};
+
+static void list_init(struct list *l)
+{
+	l->prev = l->next = l;
+}
+
+static bool list_empty(const struct list *l)
+{
+	return l->next == l;
+}
+
+static void list_del(struct list *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	list_init(n);
+}
+
+static void list_add(struct list *head, struct list *n)
+{
+	n->next = head->next;
+	n->prev = head;
+	head->next->prev = n;
+	head->next = n;
+}
+
+static void list_touch(struct list *head, struct list *n)
+{
+	if (head->next == n)
+		return;
+	list_del(n);
+	list_add(head, n);
+}
+
+/* ---- hash table: two 64-bit words -> pointer, linear probing ------------------ */
+
+struct htab_slot {
+	__u64 k1, k2;
+	void *val; /* NULL: empty */
+};
+
+struct htab {
+	struct htab_slot *slots;
+	size_t cap; /* 0 or a power of two */
+	size_t count;
+};
+
+static size_t htab_hash(__u64 k1, __u64 k2)
+{
+	__u64 h = k1 * 0x9e3779b97f4a7c15ULL ^ (k2 + 0x632be59bd9b4e019ULL) * 0xbf58476d1ce4e5b9ULL;
+
+	h ^= h >> 31;
+	h *= 0x94d049bb133111ebULL;
+	h ^= h >> 29;
+	return h;
+}
+
+static struct htab_slot *htab_slot(const struct htab *t, __u64 k1, __u64 k2)
+{
+	size_t i;
+
+	if (!t->cap)
+		return NULL;
+	for (i = htab_hash(k1, k2) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		struct htab_slot *s = &t->slots[i];
+
+		if (!s->val || (s->k1 == k1 && s->k2 == k2))
+			return s;
+	}
+}
+
+static void *htab_get(const struct htab *t, __u64 k1, __u64 k2)
+{
+	struct htab_slot *s = htab_slot(t, k1, k2);
+
+	return s ? s->val : NULL;
+}
+
+static int htab_grow(struct htab *t)
+{
+	size_t ncap = t->cap ? t->cap * 2 : 64, i;
+	struct htab old = *t;
+
+	t->slots = calloc(ncap, sizeof(*t->slots));
+	if (!t->slots) {
+		*t = old;
+		return -ENOMEM;
+	}
+	t->cap = ncap;
+	for (i = 0; i < old.cap; i++)
+		if (old.slots[i].val)
+			*htab_slot(t, old.slots[i].k1, old.slots[i].k2) = old.slots[i];
+	free(old.slots);
+	return 0;
+}
+
+/* Inserts or replaces. */
+static int htab_put(struct htab *t, __u64 k1, __u64 k2, void *val)
+{
+	struct htab_slot *s;
+
+	if ((t->count + 1) * 2 > t->cap && htab_grow(t))
+		return -ENOMEM;
+	s = htab_slot(t, k1, k2);
+	if (!s->val)
+		t->count++;
+	*s = (struct htab_slot){k1, k2, val};
+	return 0;
+}
+
+/* Backward-shift deletion keeps probe chains intact without tombstones. */
+static void htab_del(struct htab *t, __u64 k1, __u64 k2)
+{
+	struct htab_slot *s = htab_slot(t, k1, k2);
+	size_t mask = t->cap - 1, i, j;
+
+	if (!s || !s->val)
+		return;
+	i = s - t->slots;
+	for (j = (i + 1) & mask; t->slots[j].val; j = (j + 1) & mask) {
+		size_t home = htab_hash(t->slots[j].k1, t->slots[j].k2) & mask;
+
+		/* Move j into the hole at i unless its home lies cyclically in (i, j]. */
+		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+			t->slots[i] = t->slots[j];
+			i = j;
+		}
+	}
+	t->slots[i].val = NULL;
+	t->count--;
+}
+
+/* ---- types --------------------------------------------------------------------- */
+
+struct load_seg {
+	__u64 offset, vaddr, filesz;
+};
+
+struct sym_entry {
+	__u64 start;
+	__u32 size;
+	__u32 name; /* offset into names */
+};
+
+struct sym_file {
+	__u64 dev, ino; /* key in symbolizer.files; ino 0: not shared */
+	unsigned int refs;
+	int fd;		/* -1: closed */
+	bool pinned_fd; /* not in the open-files LRU (the vDSO image) */
+	bool loaded;	/* symbols parsed (possibly none): on the symbols LRU */
+	bool failed;	/* could not be opened or parsed: do not retry */
+	struct list fd_node;
+	struct list sym_node;
+	size_t bytes;
+	struct load_seg *segs;
+	size_t nr_segs;
+	struct sym_entry *syms;
+	size_t nr_syms;
+	char *names;
+	unsigned char build_id[ELF_BUILD_ID_MAX];
+	size_t build_id_len;
+};
+
+struct snapshot {
+	__u32 id;
+	__u32 pid;
+	bool attached; /* the pid's current snapshot */
+	struct maps *maps;
+	struct sym_file **files; /* parallel to the maps entries; NULL when not a file */
+	struct list node;
+	__u64 refresh_at_ns;
+	__u64 refresh_backoff_ns;
+};
+
+struct ksym {
+	__u64 addr;
+	__u32 name;   /* offsets into kallsyms.names */
+	__u32 module; /* KSYM_CORE: the kernel itself */
+};
+
+#define KSYM_CORE UINT32_MAX
+
+struct kallsyms {
+	bool tried;
+	struct ksym *syms;
+	size_t nr;
+	char *names;
+	unsigned char build_id[ELF_BUILD_ID_MAX];
+	size_t build_id_len;
+};
+
+struct symbolizer {
+	struct symbolizer_opts opts;
+	struct htab pids;  /* pid -> attached snapshot */
+	struct htab snaps; /* id -> snapshot */
+	struct htab files; /* (dev, ino) -> sym_file */
+	struct list snap_lru;
+	struct list sym_lru;
+	struct list fd_lru;
+	__u32 next_id;
+	struct symbolizer_stats st;
+	struct sym_file *vdso; /* our own vDSO image: the same in every process of our ABI */
+	__u64 vdso_size;
+	bool vdso_tried;
+	struct kallsyms kernel;
+};
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* ---- opening mapped files -------------------------------------------------------- */
+
+/* Keeps fd if it is a regular file; -1 otherwise. */
+static int regular_or_close(int fd, struct stat *st)
+{
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Opens path as process pid sees it (pid 0: as we see it). Symlinks are
+ * resolved inside the process's root, so a container cannot point us at
+ * files of the host; O_NONBLOCK keeps a FIFO planted at the path from
+ * blocking us.
+ */
+static int open_in_root(__u32 pid, const char *path, struct stat *st)
+{
+	const int oflags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+	struct open_how how = {
+		.flags = oflags,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	char root[32];
+	int dirfd, fd;
+
+	if (!pid)
+		return regular_or_close(open(path, oflags), st);
+	snprintf(root, sizeof(root), "/proc/%u/root", pid);
+	dirfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return -1;
+	fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS) {
+		while (*path == '/')
+			path++;
+		fd = openat(dirfd, *path ? path : ".", oflags);
+	}
+	close(dirfd);
+	return regular_or_close(fd, st);
+}
+
+static bool same_file(const struct stat *st, const struct maps_entry *e)
+{
+	return st->st_dev == makedev(e->dev_major, e->dev_minor) && st->st_ino == e->inode;
+}
+
+/*
+ * The file behind mapping e of pid: its path in the process's root if that is
+ * still the mapped inode, else /proc/PID/map_files (the mapped file itself,
+ * even deleted), else the path anyway (overlay and btrfs report other device
+ * numbers in maps than stat does), else, for an exited process, the path on
+ * the host if it is the same inode.
+ */
+static int open_mapped(__u32 pid, const struct maps_entry *e)
+{
+	char mf[64];
+	struct stat st;
+	int fd = -1, mfd;
+
+	if (!e->deleted) {
+		fd = open_in_root(pid, e->path, &st);
+		if (fd >= 0 && same_file(&st, e))
+			return fd;
+	}
+	snprintf(mf, sizeof(mf), "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)e->start,
+		 (unsigned long long)e->end);
+	mfd = regular_or_close(open(mf, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), &st);
+	if (mfd >= 0) {
+		if (fd >= 0)
+			close(fd);
+		return mfd;
+	}
+	if (fd >= 0)
+		return fd;
+	if (e->deleted)
+		return -1;
+	fd = open_in_root(0, e->path, &st);
+	if (fd >= 0 && !same_file(&st, e)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* ---- files -------------------------------------------------------------------- */
+
+static void file_close_fd(struct symbolizer *sym, struct sym_file *f)
+{
+	if (f->fd < 0)
+		return;
+	close(f->fd);
+	f->fd = -1;
+	if (!f->pinned_fd) {
+		list_del(&f->fd_node);
+		sym->st.open_files--;
+	}
+}
+
+static void file_set_fd(struct symbolizer *sym, struct sym_file *f, int fd)
+{
+	f->fd = fd;
+	list_add(&sym->fd_lru, &f->fd_node);
+	sym->st.open_files++;
+	while (sym->st.open_files > sym->opts.max_open_files) {
+		struct sym_file *old = container_of(sym->fd_lru.prev, struct sym_file, fd_node);
+
+		file_close_fd(sym, old);
+	}
+}
+
+static void file_unload(struct symbolizer *sym, struct sym_file *f)
+{
+	if (!f->loaded)
+		return;
+	free(f->segs);
+	free(f->syms);
+	free(f->names);
+	f->segs = NULL;
+	f->syms = NULL;
+	f->names = NULL;
+	f->nr_segs = f->nr_syms = 0;
+	sym->st.symbol_bytes -= f->bytes;
+	f->bytes = 0;
+	f->loaded = false;
+	list_del(&f->sym_node);
+}
+
+static void file_free(struct symbolizer *sym, struct sym_file *f)
+{
+	if (!f)
+		return;
+	file_unload(sym, f);
+	file_close_fd(sym, f);
+	sym->st.files--;
+	free(f);
+}
+
+static struct sym_file *file_new(struct symbolizer *sym, __u64 dev, __u64 ino)
+{
+	struct sym_file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->dev = dev;
+	f->ino = ino;
+	f->fd = -1;
+	list_init(&f->fd_node);
+	list_init(&f->sym_node);
+	sym->st.files++;
+	return f;
+}
+
+static void file_put(struct symbolizer *sym, struct sym_file *f)
+{
+	if (!f || --f->refs)
+		return;
+	if (f->ino)
+		htab_del(&sym->files, f->dev, f->ino);
+	file_free(sym, f);
+}
+
+/*
+ * The file of mapping e, shared by every mapping of the same inode. A new file
+ * is opened now, while the process surely exists.
+ */
+static struct sym_file *file_get(struct symbolizer *sym, __u32 pid, const struct maps_entry *e)
+{
+	__u64 dev = makedev(e->dev_major, e->dev_minor);
+	struct sym_file *f = e->inode ? htab_get(&sym->files, dev, e->inode) : NULL;
+	int fd;
+
+	if (f) {
+		f->refs++;
+		return f;
+	}
+	f = file_new(sym, dev, e->inode);
+	if (!f)
+		return NULL;
+	if (e->inode && htab_put(&sym->files, dev, e->inode, f)) {
+		file_free(sym, f);
+		return NULL;
+	}
+	f->refs = 1;
+	fd = open_mapped(pid, e);
+	if (fd >= 0)
+		file_set_fd(sym, f, fd);
+	return f;
+}
+
+/* ---- symbol tables ---------------------------------------------------------------- */
+
+struct raw_sym {
+	__u64 start, size;
+	__u64 limit; /* end of the symbol's section: bounds a zero size */
+	const char *name;
+	unsigned int rank; /* higher wins among symbols at one address */
+	bool plt;
+};
+
+struct sym_builder {
+	struct raw_sym *v;
+	size_t n, cap;
+	bool full;
+};
+
+static int builder_add(struct sym_builder *b, const struct raw_sym *s)
+{
+	if (b->n == b->cap) {
+		size_t ncap = b->cap ? b->cap * 2 : 1024;
+		struct raw_sym *nv;
+
+		if (b->n >= MAX_SYMBOLS_PER_FILE) {
+			b->full = true;
+			return 0;
+		}
+		nv = realloc(b->v, ncap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		b->v = nv;
+		b->cap = ncap;
+	}
+	b->v[b->n++] = *s;
+	return 0;
+}
+
+static unsigned int sym_rank(const GElf_Sym *s)
+{
+	unsigned int type = GELF_ST_TYPE(s->st_info), bind = GELF_ST_BIND(s->st_info);
+	unsigned int rank = 0;
+
+	if (type == STT_FUNC || type == STT_GNU_IFUNC)
+		rank += 8;
+	if (s->st_size)
+		rank += 4;
+	if (bind == STB_GLOBAL)
+		rank += 2;
+	else if (bind == STB_WEAK)
+		rank += 1;
+	return rank;
+}
+
+/* Function symbols of one SHT_SYMTAB or SHT_DYNSYM section. */
+static int collect_symbols(struct sym_builder *b, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t count, i;
+	int err;
+
+	if (!data || !data->d_buf || data->d_type != ELF_T_SYM)
+		return 0;
+	count = data->d_size / sizeof(Elf64_Sym);
+	for (i = 1; i < count && !b->full; i++) {
+		unsigned int type;
+		struct raw_sym r;
+		Elf_Scn *in = NULL;
+		GElf_Shdr ish;
+		GElf_Sym s;
+
+		if (!gelf_getsym(data, i, &s) || s.st_shndx == SHN_UNDEF ||
+		    s.st_shndx >= SHN_LORESERVE || !s.st_value || !s.st_name)
+			continue;
+		type = GELF_ST_TYPE(s.st_info);
+		if (type == STT_NOTYPE || !s.st_size) {
+			in = elf_getscn(elf, s.st_shndx);
+			if (!in || !gelf_getshdr(in, &ish))
+				continue;
+		}
+		if (type == STT_NOTYPE) {
+			/* Assembly functions often lack a type (__restore_rt, the signal
+			 * trampoline). */
+			if (!(ish.sh_flags & SHF_EXECINSTR))
+				continue;
+		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
+			continue;
+		}
+		r.name = elf_strptr(elf, shdr->sh_link, s.st_name);
+		/* Not ARM mapping symbols ($x, $d) nor assembler-local labels. */
+		if (!r.name || !*r.name || r.name[0] == '$' || !strncmp(r.name, ".L", 2))
+			continue;
+		r.start = s.st_value;
+		r.size = s.st_size;
+		r.limit = in && ish.sh_addr + ish.sh_size > s.st_value ? ish.sh_addr + ish.sh_size
+								       : s.st_value + s.st_size;
+		r.rank = sym_rank(&s);
+		r.plt = false;
+		err = builder_add(b, &r);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Adds the function symbols of every symbol table; returns whether there was a .symtab. */
+static int collect_all(struct sym_builder *b, const struct elf_file *ef, bool *has_symtab)
+{
+	Elf *elf = elf_file__elf(ef);
+	Elf_Scn *scn = NULL;
+	int err;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+
+		if (!gelf_getshdr(scn, &shdr) ||
+		    (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM))
+			continue;
+		if (shdr.sh_type == SHT_SYMTAB)
+			*has_symtab = true;
+		err = collect_symbols(b, elf, scn, &shdr);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* GOT slots filled with a function's address, from JUMP_SLOT and GLOB_DAT relocations. */
+struct got_slot {
+	__u64 addr;
+	const char *name;
+};
+
+struct got_slots {
+	struct got_slot *v;
+	size_t n, cap;
+	unsigned int machine;
+};
+
+static int got_collect(const GElf_Rela *rela, const GElf_Sym *s, const char *name, void *ctx)
+{
+	struct got_slots *g = ctx;
+	unsigned int type = GELF_R_TYPE(rela->r_info);
+	bool fn;
+
+	if (g->machine == EM_X86_64)
+		fn = type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT;
+	else
+		fn = type == R_AARCH64_JUMP_SLOT || type == R_AARCH64_GLOB_DAT;
+	if (!fn || !*name || GELF_ST_TYPE(s->st_info) == STT_OBJECT)
+		return 0;
+	if (g->n == g->cap) {
+		size_t ncap = g->cap ? g->cap * 2 : 256;
+		struct got_slot *nv;
+
+		if (g->n >= MAX_SYMBOLS_PER_FILE)
+			return 1;
+		nv = realloc(g->v, ncap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		g->v = nv;
+		g->cap = ncap;
+	}
+	g->v[g->n++] = (struct got_slot){rela->r_offset, name};
+	return 0;
+}
+
+static int cmp_got(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static const char *got_find(const struct got_slots *g, __u64 addr)
+{
+	size_t lo = 0, hi = g->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (g->v[mid].addr == addr)
+			return g->v[mid].name;
+		if (g->v[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static __u32 le32(const unsigned char *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24;
+}
+
+/*
+ * The GOT slot a PLT entry at addr jumps through, decoded like objdump does:
+ * x86-64 "[endbr64] [bnd] jmp *disp32(%rip)"; aarch64 "[bti c] adrp x16;
+ * ldr x17, [x16, #off]". 0 if the entry has another shape (PLT0, lazy stubs).
+ */
+static __u64 plt_got_slot(unsigned int machine, const unsigned char *p, size_t len, __u64 addr)
+{
+	size_t i = 0;
+
+	if (machine == EM_X86_64) {
+		if (len >= 4 && !memcmp(p, "\xf3\x0f\x1e\xfa", 4))
+			i = 4;
+		if (i < len && p[i] == 0xf2)
+			i++;
+		if (len < i + 6 || p[i] != 0xff || p[i + 1] != 0x25)
+			return 0;
+		return addr + i + 6 + (__s64)(__s32)le32(p + i + 2);
+	}
+	if (machine == EM_AARCH64) {
+		__u32 adrp, ldr;
+		__s64 page;
+
+		if (len >= 4 && le32(p) == 0xd503245f)
+			i = 4;
+		if (len < i + 8)
+			return 0;
+		adrp = le32(p + i);
+		ldr = le32(p + i + 4);
+		/* adrp x16 and ldr x17, [x16, #imm12 * 8] */
+		if ((adrp & 0x9f00001f) != 0x90000010 || (ldr & 0xffc003ff) != 0xf9400211)
+			return 0;
+		/* The 21-bit page count, sign-extended and scaled by 4096. */
+		page = (__s64)((__u64)(((adrp >> 5) & 0x7ffff) << 2 | ((adrp >> 29) & 3)) << 43) >>
+		       31;
+		return ((addr + i) & ~0xfffULL) + page + ((ldr >> 10) & 0xfff) * 8;
+	}
+	return 0;
+}
+
+/* "name@plt" entries for the PLT stubs, as perf and objdump name them. */
+static int collect_plt(struct sym_builder *b, const struct elf_file *ef)
+{
+	struct got_slots g = {.machine = elf_file__machine(ef)};
+	Elf *elf = elf_file__elf(ef);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int err;
+
+	if ((g.machine != EM_X86_64 && g.machine != EM_AARCH64) ||
+	    elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	/* A positive return means the table is full: use what was collected. */
+	err = elf_file__for_each_rela(ef, got_collect, &g);
+	if (err > 0)
+		err = 0;
+	if (err || !g.n)
+		goto out_free;
+	qsort(g.v, g.n, sizeof(*g.v), cmp_got);
+	while ((scn = elf_nextscn(elf, scn)) && !err) {
+		const char *sname;
+		Elf_Data *data;
+		GElf_Shdr shdr;
+		size_t ent, off;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS ||
+		    !(shdr.sh_flags & SHF_EXECINSTR))
+			continue;
+		sname = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (!sname || strncmp(sname, ".plt", 4))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf)
+			continue;
+		ent = shdr.sh_entsize >= 8 && shdr.sh_entsize <= 64 ? shdr.sh_entsize : 16;
+		for (off = 0; off + ent <= data->d_size && !err; off += ent) {
+			__u64 addr = shdr.sh_addr + off;
+			__u64 slot = plt_got_slot(
+				g.machine, (const unsigned char *)data->d_buf + off, ent, addr);
+			struct raw_sym r = {addr, ent, addr + ent, NULL, 0, true};
+
+			if (slot && (r.name = got_find(&g, slot)))
+				err = builder_add(b, &r);
+		}
+	}
+out_free:
+	free(g.v);
+	return err;
+}
+
+static unsigned int leading_underscores(const char *s)
+{
+	unsigned int n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* By address; at one address the preferred symbol first. */
+static int cmp_raw(const void *a, const void *b)
+{
+	const struct raw_sym *x = a, *y = b;
+	unsigned int ux, uy;
+	size_t lx, ly;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank > y->rank ? -1 : 1;
+	ux = leading_underscores(x->name);
+	uy = leading_underscores(y->name);
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * Sorts, keeps one symbol per address, sizes zero-sized ones, copies the
+ * names. A zero-sized symbol inside a sized one is a label within a function,
+ * not a function: it is dropped so it does not split the function.
+ */
+static int builder_finish(struct sym_builder *b, struct sym_file *f)
+{
+	size_t i, n = 0, names_len = 0, pos = 0;
+	__u64 sized_end = 0;
+
+	if (b->n)
+		qsort(b->v, b->n, sizeof(*b->v), cmp_raw);
+	for (i = 0; i < b->n; i++) {
+		if (n && b->v[n - 1].start == b->v[i].start)
+			continue;
+		if (!b->v[i].size && b->v[i].start < sized_end)
+			continue;
+		if (b->v[i].size && b->v[i].start + b->v[i].size > sized_end)
+			sized_end = b->v[i].start + b->v[i].size;
+		b->v[n++] = b->v[i];
+		names_len += strlen(b->v[i].name) + (b->v[i].plt ? 5 : 1);
+	}
+	f->syms = malloc((n ? n : 1) * sizeof(*f->syms));
+	f->names = malloc(names_len ? names_len : 1);
+	if (!f->syms || !f->names)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct raw_sym *r = &b->v[i];
+		__u64 size = r->size;
+		size_t len = strlen(r->name);
+
+		/* Like perf, a zero size extends to the next symbol, but not past its section. */
+		if (!size) {
+			__u64 end = i + 1 < n && b->v[i + 1].start < r->limit ? b->v[i + 1].start
+									      : r->limit;
+
+			size = end - r->start;
+		}
+		f->syms[i] =
+			(struct sym_entry){r->start, size > UINT32_MAX ? UINT32_MAX : size, pos};
+		memcpy(f->names + pos, r->name, len);
+		pos += len;
+		if (r->plt) {
+			memcpy(f->names + pos, "@plt", 4);
+			pos += 4;
+		}
+		f->names[pos++] = '\0';
+	}
+	f->nr_syms = n;
+	f->bytes += n * sizeof(*f->syms) + names_len;
+	return 0;
+}
+
+static int load_segments(struct sym_file *f, const struct elf_file *ef)
+{
+	size_t phnum = elf_file__phnum(ef), i;
+
+	f->segs = calloc(phnum ? phnum : 1, sizeof(*f->segs));
+	if (!f->segs)
+		return -ENOMEM;
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (elf_file__phdr(ef, i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
+			continue;
+		f->segs[f->nr_segs++] = (struct load_seg){ph.p_offset, ph.p_vaddr, ph.p_filesz};
+	}
+	f->bytes += phnum * sizeof(*f->segs);
+	return 0;
+}
+
+/* The ELF virtual address of file offset off; false if no PT_LOAD holds it. */
+static bool file_vaddr(const struct sym_file *f, __u64 off, __u64 *vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < f->nr_segs; i++) {
+		const struct load_seg *s = &f->segs[i];
+
+		if (off >= s->offset && off - s->offset < s->filesz) {
+			*vaddr = off - s->offset + s->vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+static const struct sym_entry *file_find_sym(const struct sym_file *f, __u64 vaddr)
+{
+	size_t lo = 0, hi = f->nr_syms, k;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->syms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = 0; k < MAX_NESTED_LOOKBACK && lo > k; k++) {
+		const struct sym_entry *s = &f->syms[lo - 1 - k];
+
+		if (vaddr - s->start < (s->size ? s->size : 1))
+			return s;
+	}
+	return NULL;
+}
+
+static bool build_id_equal(const unsigned char *a, size_t alen, const struct elf_file *ef)
+{
+	unsigned char id[ELF_BUILD_ID_MAX];
+	size_t len = elf_file__build_id(ef, id, sizeof(id));
+
+	return len == alen && !memcmp(a, id, len);
+}
+
+/*
+ * Opens the separate debug file of a file mapped at path by pid: by build id
+ * under /usr/lib/debug/.build-id, then by .gnu_debuglink next to the file, in
+ * its .debug directory and under /usr/lib/debug, each in the process's root
+ * first and then in ours. A candidate must carry the same build id.
+ */
+static struct elf_file *open_debug_file(const struct sym_file *f, const struct elf_file *ef,
+					__u32 pid, const char *path, int *fd_out)
+{
+	const char *link = elf_file__debuglink(ef);
+	const char *slash = strrchr(path, '/');
+	int dir_len = slash ? (int)(slash - path) : 0;
+	char cand[4][PATH_MAX];
+	unsigned int n = 0, i, r;
+	size_t k;
+
+	if (f->build_id_len) {
+		int len = snprintf(cand[n], sizeof(cand[n]), DEBUG_DIR "/.build-id/%02x/",
+				   f->build_id[0]);
+
+		for (k = 1; k < f->build_id_len; k++)
+			len += snprintf(cand[n] + len, sizeof(cand[n]) - len, "%02x",
+					f->build_id[k]);
+		snprintf(cand[n] + len, sizeof(cand[n]) - len, ".debug");
+		n++;
+	}
+	if (link && slash && !strchr(link, '/')) {
+		snprintf(cand[n++], sizeof(cand[0]), "%.*s/%s", dir_len, path, link);
+		snprintf(cand[n++], sizeof(cand[0]), "%.*s/.debug/%s", dir_len, path, link);
+		snprintf(cand[n++], sizeof(cand[0]), DEBUG_DIR "%.*s/%s", dir_len, path, link);
+	}
+	for (i = 0; i < n; i++) {
+		for (r = 0; r < 2; r++) {
+			struct elf_file *dbg;
+			struct stat st;
+			int fd = open_in_root(r ? 0 : pid, cand[i], &st);
+
+			if (fd < 0)
+				continue;
+			/* The file itself, found through its own debuglink. */
+			if (st.st_dev == f->dev && st.st_ino == f->ino) {
+				close(fd);
+				continue;
+			}
+			dbg = elf_file__open_fd(fd, cand[i], NULL, 0);
+			if (dbg && build_id_equal(f->build_id, f->build_id_len, dbg)) {
+				*fd_out = fd;
+				return dbg;
+			}
+			elf_file__close(dbg);
+			close(fd);
+		}
+	}
+	return NULL;
+}
+
+/* Parses f's symbols from fd (mapped at path by pid). */
+static int file_parse(struct sym_file *f, int fd, __u32 pid, const char *path)
+{
+	struct sym_builder b = {0};
+	bool has_symtab = false;
+	struct elf_file *ef;
+	int err;
+
+	ef = elf_file__open_fd(fd, path, NULL, 0);
+	if (!ef)
+		return -EINVAL;
+	f->build_id_len = elf_file__build_id(ef, f->build_id, sizeof(f->build_id));
+	err = load_segments(f, ef);
+	if (!err)
+		err = collect_all(&b, ef, &has_symtab);
+	if (!err)
+		err = collect_plt(&b, ef);
+	if (!err && !has_symtab) {
+		int dfd;
+		struct elf_file *dbg = open_debug_file(f, ef, pid, path, &dfd);
+
+		if (dbg) {
+			err = collect_all(&b, dbg, &has_symtab);
+			if (!err)
+				err = builder_finish(&b, f);
+			elf_file__close(dbg);
+			close(dfd);
+			goto out_close;
+		}
+	}
+	if (!err)
+		err = builder_finish(&b, f);
+out_close:
+	free(b.v);
+	elf_file__close(ef);
+	return err;
+}
+
+static void enforce_symbol_limit(struct symbolizer *sym, struct sym_file *keep)
+{
+	while (sym->st.symbol_bytes > sym->opts.max_symbol_bytes) {
+		struct sym_file *old = container_of(sym->sym_lru.prev, struct sym_file, sym_node);
+
+		if (old == keep)
+			break;
+		file_unload(sym, old);
+		sym->st.evictions++;
+	}
+}
+
+/*
+ * Makes f's symbols available. e is a mapping of f by pid, used to reopen the
+ * file when its descriptor was closed to stay within the limit.
+ */
+static int file_load(struct symbolizer *sym, struct sym_file *f, __u32 pid,
+		     const struct maps_entry *e)
+{
+	int err;
+
+	if (f->loaded) {
+		list_touch(&sym->sym_lru, &f->sym_node);
+		return 0;
+	}
+	if (f->failed)
+		return -ENOENT;
+	if (f->fd < 0 && e) {
+		int fd = open_mapped(pid, e);
+
+		if (fd >= 0)
+			file_set_fd(sym, f, fd);
+	}
+	if (f->fd < 0) {
+		err = -ENOENT;
+	} else {
+		if (!f->pinned_fd)
+			list_touch(&sym->fd_lru, &f->fd_node);
+		err = file_parse(f, f->fd, pid, e ? e->path : "[vdso]");
+	}
+	f->loaded = true;
+	list_add(&sym->sym_lru, &f->sym_node);
+	sym->st.symbol_bytes += f->bytes;
+	if (err) {
+		file_unload(sym, f);
+		f->failed = true;
+		sym->st.file_failures++;
+		return err;
+	}
+	enforce_symbol_limit(sym, f);
+	return 0;
+}
+
+/*
+ * Our own vDSO, copied into a memfd so the ELF reader can parse it: it is the
+ * image every process of our ABI maps (compared by size before use).
+ */
+static struct sym_file *vdso_file(struct symbolizer *sym)
+{
+	const struct maps_entry *e = NULL;
+	struct maps *m;
+	size_t i;
+	int fd;
+
+	if (sym->vdso_tried)
+		return sym->vdso;
+	sym->vdso_tried = true;
+	if (maps__read(getpid(), MAPS_EXEC_ONLY, &m))
+		return NULL;
+	for (i = 0; i < maps__count(m) && !e; i++)
+		if (maps__entry(m, i)->kind == MAPS_VDSO)
+			e = maps__entry(m, i);
+	if (!e || e->end - e->start > MAX_VDSO_BYTES)
+		goto out_free;
+	fd = memfd_create("labelprof-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		goto out_free;
+	if (write(fd, (const void *)(uintptr_t)e->start, e->end - e->start) !=
+	    (ssize_t)(e->end - e->start)) {
+		close(fd);
+		goto out_free;
+	}
+	sym->vdso = file_new(sym, 0, 0);
+	if (!sym->vdso) {
+		close(fd);
+		goto out_free;
+	}
+	sym->vdso->fd = fd;
+	sym->vdso->pinned_fd = true;
+	sym->vdso_size = e->end - e->start;
+out_free:
+	maps__free(m);
+	return sym->vdso;
+}
+
+/* ---- snapshots -------------------------------------------------------------------- */
+
+static void snapshot_release_files(struct symbolizer *sym, struct snapshot *s)
+{
+	size_t i;
+
+	if (!s->maps)
+		return;
+	for (i = 0; i < maps__count(s->maps); i++)
+		file_put(sym, s->files[i]);
+	sym->st.map_entries -= maps__count(s->maps);
+	free(s->files);
+	maps__free(s->maps);
+	s->files = NULL;
+	s->maps = NULL;
+}
+
+static void snapshot_detach(struct symbolizer *sym, struct snapshot *s)
+{
+	if (!s->attached)
+		return;
+	htab_del(&sym->pids, s->pid, 0);
+	s->attached = false;
+}
+
+static void snapshot_free(struct symbolizer *sym, struct snapshot *s)
+{
+	snapshot_detach(sym, s);
+	htab_del(&sym->snaps, s->id, 0);
+	list_del(&s->node);
+	snapshot_release_files(sym, s);
+	sym->st.snapshots--;
+	free(s);
+}
+
+/* Reads pid's maps into s, replacing what s had. */
+static int snapshot_read(struct symbolizer *sym, struct snapshot *s)
+{
+	struct sym_file **files;
+	struct maps *m;
+	size_t i, n;
+	int err;
+
+	err = maps__read(s->pid, MAPS_EXEC_ONLY, &m);
+	if (err) {
+		sym->st.snapshot_failures++;
+		return err;
+	}
+	n = maps__count(m);
+	if (!n && s->maps) {
+		/* an exiting process (or a zombie) has no maps left: keep what it had */
+		maps__free(m);
+		sym->st.snapshot_failures++;
+		return -ESRCH;
+	}
+	files = calloc(n ? n : 1, sizeof(*files));
+	if (!files) {
+		maps__free(m);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		if (maps__entry(m, i)->kind == MAPS_FILE)
+			files[i] = file_get(sym, s->pid, maps__entry(m, i));
+	snapshot_release_files(sym, s);
+	s->maps = m;
+	s->files = files;
+	sym->st.map_entries += n;
+	return 0;
+}
+
+static void enforce_snapshot_limits(struct symbolizer *sym, struct snapshot *keep)
+{
+	while (sym->st.snapshots > sym->opts.max_snapshots ||
+	       sym->st.map_entries > sym->opts.max_map_entries) {
+		struct snapshot *old = container_of(sym->snap_lru.prev, struct snapshot, node);
+
+		if (old == keep)
+			break;
+		snapshot_free(sym, old);
+		sym->st.evictions++;
+	}
+}
+
+static struct snapshot *snapshot_new(struct symbolizer *sym, __u32 pid)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->pid = pid;
+	/* Ids wrap after 2^32 snapshots; 0 stays invalid and live ids are skipped. */
+	do
+		s->id = ++sym->next_id;
+	while (!s->id || htab_get(&sym->snaps, s->id, 0));
+	if (htab_put(&sym->snaps, s->id, 0, s)) {
+		free(s);
+		return NULL;
+	}
+	if (htab_put(&sym->pids, pid, 0, s)) {
+		htab_del(&sym->snaps, s->id, 0);
+		free(s);
+		return NULL;
+	}
+	s->attached = true;
+	list_add(&sym->snap_lru, &s->node);
+	sym->st.snapshots++;
+	s->refresh_backoff_ns = REFRESH_MIN_NS;
+	if (snapshot_read(sym, s))
+		s->refresh_at_ns = now_ns() + REFRESH_MIN_NS;
+	enforce_snapshot_limits(sym, s);
+	return s;
+}
+
+/* ---- kallsyms --------------------------------------------------------------------- */
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The vmlinux build id from /sys/kernel/notes. */
+static void kernel_build_id(struct kallsyms *k)
+{
+	unsigned char buf[4096];
+	size_t off = 0;
+	ssize_t len;
+	int fd;
+
+	fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	len = read(fd, buf, sizeof(buf));
+	close(fd);
+	while (len > 0 && off + 12 <= (size_t)len) {
+		__u32 namesz = le32(buf + off), descsz = le32(buf + off + 4);
+		__u32 type = le32(buf + off + 8);
+		size_t name_off = off + 12, desc_off = name_off + ((namesz + 3ULL) & ~3ULL);
+
+		if (desc_off + descsz > (size_t)len)
+			return;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(buf + name_off, "GNU", 4) &&
+		    descsz && descsz <= sizeof(k->build_id)) {
+			memcpy(k->build_id, buf + desc_off, descsz);
+			k->build_id_len = descsz;
+			return;
+		}
+		off = desc_off + ((descsz + 3ULL) & ~3ULL);
+	}
+}
+
+/* Text symbols of kallsyms, sorted; all-zero addresses (kptr_restrict) load nothing. */
+static int kallsyms_load(struct kallsyms *k, const char *path)
+{
+	size_t cap = 0, names_cap = 0, names_len = 0, line_cap = 0, i, n;
+	__u32 module = KSYM_CORE, module_len = 0;
+	char *line = NULL;
+	ssize_t len;
+	FILE *fp;
+	int err = 0;
+
+	fp = fopen(path, "re");
+	if (!fp)
+		return -errno;
+	while ((len = getline(&line, &line_cap, fp)) > 0) {
+		char *p = line, *name, *mod, *end;
+		unsigned long long addr;
+		size_t need, name_len, mod_len = 0;
+		char type;
+
+		if (line[len - 1] == '\n')
+			line[--len] = '\0';
+		addr = strtoull(p, &end, 16);
+		if (end == p || end[0] != ' ' || !end[1] || end[2] != ' ' || !addr)
+			continue;
+		type = end[1];
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		name = end + 3;
+		mod = strchr(name, '\t');
+		name_len = mod ? (size_t)(mod - name) : strlen(name);
+		if (!name_len)
+			continue;
+		if (mod) {
+			mod++;
+			mod_len = strlen(mod);
+			if (mod_len < 3 || mod[0] != '[' || mod[mod_len - 1] != ']')
+				continue;
+		}
+		need = name_len + 1 + mod_len + 1;
+		if (names_cap - names_len < need) {
+			size_t ncap = names_cap ? names_cap * 2 : 1 << 20;
+			char *nn;
+
+			while (ncap - names_len < need)
+				ncap *= 2;
+			if (ncap > UINT32_MAX) {
+				err = -EFBIG;
+				break;
+			}
+			nn = realloc(k->names, ncap);
+			if (!nn) {
+				err = -ENOMEM;
+				break;
+			}
+			k->names = nn;
+			names_cap = ncap;
+		}
+		if (k->nr == cap) {
+			size_t ncap = cap ? cap * 2 : 65536;
+			struct ksym *ns = realloc(k->syms, ncap * sizeof(*ns));
+
+			if (!ns) {
+				err = -ENOMEM;
+				break;
+			}
+			k->syms = ns;
+			cap = ncap;
+		}
+		/* Lines of one module are consecutive: store its name once per run. */
+		if (!mod) {
+			module = KSYM_CORE;
+		} else if (module == KSYM_CORE || module_len != mod_len ||
+			   memcmp(k->names + module, mod, mod_len)) {
+			module = names_len;
+			module_len = mod_len;
+			memcpy(k->names + names_len, mod, mod_len + 1);
+			names_len += mod_len + 1;
+		}
+		k->syms[k->nr++] = (struct ksym){addr, names_len, module};
+		memcpy(k->names + names_len, name, name_len);
+		k->names[names_len + name_len] = '\0';
+		names_len += name_len + 1;
+	}
+	free(line);
+	fclose(fp);
+	if (err)
+		return err;
+	if (k->nr)
+		qsort(k->syms, k->nr, sizeof(*k->syms), cmp_ksym);
+	/*
+	 * Aliases at one address: keep the name with the fewest leading
+	 * underscores, then the smallest, whatever order qsort left them in.
+	 */
+	for (i = 0, n = 0; i < k->nr; i++) {
+		if (n && k->syms[n - 1].addr == k->syms[i].addr) {
+			const char *a = k->names + k->syms[n - 1].name,
+				   *b = k->names + k->syms[i].name;
+
+			if (leading_underscores(b) < leading_underscores(a) ||
+			    (leading_underscores(b) == leading_underscores(a) && strcmp(b, a) < 0))
+				k->syms[n - 1] = k->syms[i];
+			continue;
+		}
+		k->syms[n++] = k->syms[i];
+	}
+	k->nr = n;
+	return 0;
+}
+
+static const struct ksym *kallsyms_find(const struct kallsyms *k, __u64 addr)
+{
+	size_t lo = 0, hi = k->nr;
+	const struct ksym *s;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	s = &k->syms[lo - 1];
+	if (addr - s->addr >= KERNEL_MAX_FUNC_SIZE)
+		return NULL;
+	return s;
+}
+
+/* ---- public API ------------------------------------------------------------------- */
+
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
+{
+	struct symbolizer *sym = calloc(1, sizeof(*sym));
+
+	if (!sym)
+		return NULL;
+	if (opts)
+		sym->opts = *opts;
+	if (!sym->opts.max_snapshots)
+		sym->opts.max_snapshots = DEFAULT_MAX_SNAPSHOTS;
+	if (!sym->opts.max_map_entries)
+		sym->opts.max_map_entries = DEFAULT_MAX_MAP_ENTRIES;
+	if (!sym->opts.max_symbol_bytes)
+		sym->opts.max_symbol_bytes = DEFAULT_MAX_SYMBOL_BYTES;
+	if (!sym->opts.max_open_files)
+		sym->opts.max_open_files = DEFAULT_MAX_OPEN_FILES;
+	list_init(&sym->snap_lru);
+	list_init(&sym->sym_lru);
+	list_init(&sym->fd_lru);
+	return sym;
+}
+
+void symbolizer__free(struct symbolizer *sym)
+{
+	if (!sym)
+		return;
+	while (!list_empty(&sym->snap_lru))
+		snapshot_free(sym, container_of(sym->snap_lru.next, struct snapshot, node));
+	file_free(sym, sym->vdso);
+	free(sym->pids.slots);
+	free(sym->snaps.slots);
+	free(sym->files.slots);
+	free(sym->kernel.syms);
+	free(sym->kernel.names);
+	free(sym);
+}
+
+__u32 symbolizer__observe_pid(struct symbolizer *sym, __u32 pid)
+{
+	struct snapshot *s = htab_get(&sym->pids, pid, 0);
+
+	if (s) {
+		list_touch(&sym->snap_lru, &s->node);
+		return s->id;
+	}
+	s = snapshot_new(sym, pid);
+	return s ? s->id : 0;
+}
+
+void symbolizer__pid_exec(struct symbolizer *sym, __u32 pid)
+{
+	struct snapshot *s = htab_get(&sym->pids, pid, 0);
+
+	if (s)
+		snapshot_detach(sym, s);
+}
+
+void symbolizer__pid_exit(struct symbolizer *sym, __u32 pid)
+{
+	symbolizer__pid_exec(sym, pid);
+}
+
+void symbolizer__check_ips(struct symbolizer *sym, __u32 snapshot, const __u64 *ips, size_t n)
+{
+	struct snapshot *s = htab_get(&sym->snaps, snapshot, 0);
+	__u64 now, missing = 0;
+	size_t i;
+
+	if (!s || !s->attached)
+		return;
+	for (i = 0; i < n && !missing; i++)
+		if (ips[i] && (!s->maps || !maps__find(s->maps, ips[i])))
+			missing = ips[i];
+	if (!missing)
+		return;
+	now = now_ns();
+	if (now < s->refresh_at_ns)
+		return;
+	sym->st.refreshes++;
+	if (!snapshot_read(sym, s) && maps__find(s->maps, missing)) {
+		s->refresh_backoff_ns = REFRESH_MIN_NS;
+	} else if (s->refresh_backoff_ns < REFRESH_MAX_NS) {
+		/* Garbage addresses from frame-pointer-less code look the same: back off. */
+		s->refresh_backoff_ns *= 2;
+	}
+	s->refresh_at_ns = now + s->refresh_backoff_ns;
+	enforce_snapshot_limits(sym, s);
+}
+
+void symbolizer__release_unused(struct symbolizer *sym)
+{
+	struct list *n, *next;
+
+	for (n = sym->snap_lru.next; n != &sym->snap_lru; n = next) {
+		struct snapshot *s = container_of(n, struct snapshot, node);
+
+		next = n->next;
+		if (!s->attached)
+			snapshot_free(sym, s);
+	}
+}
+
+/* Fills module_offset, function and offset of f from file sf mapped at e. */
+static void resolve_in_file(struct symbolizer *sym, struct sym_file *sf, __u32 pid,
+			    const struct maps_entry *e, __u64 lookup, struct sym_frame *f)
+{
+	const struct sym_entry *s;
+	__u64 vaddr;
+
+	if (file_load(sym, sf, pid, e->kind == MAPS_FILE ? e : NULL))
+		return;
+	if (sf->build_id_len) {
+		f->build_id = sf->build_id;
+		f->build_id_len = sf->build_id_len;
+	}
+	if (!file_vaddr(sf, lookup - e->start + e->offset, &vaddr))
+		return;
+	f->module_offset = vaddr + (f->address - lookup);
+	s = file_find_sym(sf, vaddr);
+	/*
+	 * A return address can start a function: the signal trampoline is
+	 * returned to, not called, and stacks walked without frame pointers hold
+	 * function addresses. Then the address itself names the frame.
+	 */
+	if (!s && lookup != f->address)
+		s = file_find_sym(sf, f->module_offset);
+	if (!s)
+		return;
+	f->function = sf->names + s->name;
+	f->offset = f->module_offset - s->start;
+}
+
+int symbolizer__resolve_user(struct symbolizer *sym, __u32 snapshot, __u64 ip, unsigned int flags,
+			     struct sym_frame *f)
+{
+	struct snapshot *s = htab_get(&sym->snaps, snapshot, 0);
+	__u64 lookup = (flags & SYM_RETURN_ADDRESS) && ip ? ip - 1 : ip;
+	const struct maps_entry *e;
+	struct sym_file *sf;
+
+	memset(f, 0, sizeof(*f));
+	f->address = ip;
+	if (!s || !s->maps)
+		return -ENOENT;
+	list_touch(&sym->snap_lru, &s->node);
+	e = maps__find(s->maps, lookup);
+	if (!e)
+		return -ENOENT;
+	f->module_offset = ip - e->start + e->offset;
+	switch (e->kind) {
+	case MAPS_FILE:
+		f->module = e->path;
+		sf = s->files[e - maps__entry(s->maps, 0)];
+		if (sf)
+			resolve_in_file(sym, sf, s->pid, e, lookup, f);
+		break;
+	case MAPS_VDSO:
+		f->module = e->path;
+		sf = vdso_file(sym);
+		if (sf && sym->vdso_size == e->end - e->start)
+			resolve_in_file(sym, sf, s->pid, e, lookup, f);
+		break;
+	case MAPS_ANON:
+		f->module = "[anon]";
+		break;
+	default:
+		f->module = e->path;
+		break;
+	}
+	return f->function ? 0 : -ENOENT;
+}
+
+int symbolizer__resolve_kernel(struct symbolizer *sym, __u64 ip, unsigned int flags,
+			       struct sym_frame *f)
+{
+	struct kallsyms *k = &sym->kernel;
+	__u64 lookup = (flags & SYM_RETURN_ADDRESS) && ip ? ip - 1 : ip;
+	const struct ksym *s;
+
+	memset(f, 0, sizeof(*f));
+	f->address = ip;
+	f->kernel = true;
+	if (!k->tried) {
+		k->tried = true;
+		if (kallsyms_load(k, sym->opts.kallsyms_path ? sym->opts.kallsyms_path
+							     : "/proc/kallsyms"))
+			k->nr = 0;
+		if (!sym->opts.kallsyms_path)
+			kernel_build_id(k);
+	}
+	s = kallsyms_find(k, lookup);
+	if (!s)
+		return -ENOENT;
+	f->module_offset = ip;
+	if (s->module == KSYM_CORE) {
+		f->module = SYM_KERNEL_MODULE;
+		if (k->build_id_len) {
+			f->build_id = k->build_id;
+			f->build_id_len = k->build_id_len;
+		}
+	} else {
+		f->module = k->names + s->module;
+	}
+	f->function = k->names + s->name;
+	f->offset = ip - s->addr;
+	return 0;
+}
+
+void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *st)
+{
+	*st = sym->st;
+}
