@@ -1,0 +1,117 @@
+"""Process turnover during a recording: a thousand short-lived labelled
+children, and one process that execs back and forth between labelled programs
+(v1 and v0 ABI in turn) and an unlabelled one under the same pid."""
+
+import subprocess
+
+import pytest
+
+from conftest import (ATTRIBUTION_MIN, CAPTURE_MIN, check_exit, count, flags_of, in_function,
+                      label_set, labels_of, load_json, measure, ready_pid, record, recording,
+                      started, workload)
+
+CHILDREN = 1000
+CHILD_BURN_US = 3000
+# A new labelled image sleeps this long before it burns: the time labelprof
+# gets to inspect a process after exec before its samples must carry labels.
+GRACE_MS = 20
+# Share of the children that must show up with their own labels at least once.
+CHILDREN_SEEN_MIN = 0.8
+# A child's samples taken before labelprof has seen its exec and its label
+# library being mapped cannot carry labels (no recipe yet): a fraction of a
+# millisecond of each 3 ms life, longer when the CPUs are oversubscribed.
+# Wrong labels stay forbidden outright.
+SHORT_LIVED_ATTRIBUTION_MIN = 0.98
+PROBLEM_FLAGS = {"read_fault", "malformed", "truncated"}
+
+
+def spawn_argv(report):
+    return [workload("churn"), "spawn", "--count", CHILDREN, "--parallel", 8,
+            "--burn-us", CHILD_BURN_US, "--delay-ms", GRACE_MS, "--output", report]
+
+
+@pytest.mark.parametrize("how", ["command", "all"])
+def test_short_lived_children(request, tmp_path, how):
+    """Every sample of a child carries that child's labels or none; its labelled
+    CPU is captured and labelled."""
+    report_path = tmp_path / "churn.json"
+    if how == "command":
+        # labelprof follows the command's children.
+        rec = record(tmp_path, "--", *spawn_argv(report_path))
+    else:
+        with recording(tmp_path, "-a") as rec:
+            churn = subprocess.run([str(a) for a in spawn_argv(report_path)],
+                                   stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=300)
+        assert churn.returncode == 0, churn.stderr.decode(errors="replace")
+    report = load_json(report_path)
+    assert (report["started"], report["failed"], report["unreported"]) == (CHILDREN, 0, 0)
+
+    # A pid may be reused by a later child: any of its owners' labels will do.
+    own = {}
+    for c in report["children"]:
+        labels = {"role": "churn-child", "seq": str(c["seq"]), "pid": str(c["pid"])}
+        own.setdefault(c["pid"], set()).add(label_set(labels))
+    samples = rec.profile.of_pids(own)
+    wrong = [(s["pid"], s.get("labels")) for s in samples
+             if labels_of(s) and labels_of(s) not in own[s["pid"]]]
+    burn = [s for s in samples if in_function(s, "burn_child")]
+    labelled = [s for s in burn if labels_of(s) in own[s["pid"]]]
+    seen = {s["pid"] for s in labelled}
+    expected = rec.profile.frequency * report["child_burn_ns"] / 1e9
+    measure(request, f"{count(burn)} samples in burn_child ({count(burn) / expected:.1%} of "
+                     f"{expected:.0f} expected), {count(labelled)} labelled, "
+                     f"{len(seen)}/{CHILDREN} children seen with their labels")
+
+    assert not wrong, f"samples with another process's labels: {wrong[:5]}"
+    assert count(burn) >= CAPTURE_MIN * expected, (
+        f"{count(burn)} samples in burn_child, expected about {expected:.0f}; "
+        f"{len(samples)} samples of the children in all; counters {rec.profile.counters}")
+    assert count(labelled) >= SHORT_LIVED_ATTRIBUTION_MIN * count(burn), (
+        f"{count(labelled)}/{count(burn)} samples in burn_child carry the child's labels")
+    assert len(seen) >= CHILDREN_SEEN_MIN * CHILDREN
+
+
+def cycle_labels_ok(labels):
+    """phase=labelled, cycle=N, abi=v1 on even cycles and v0 on odd ones."""
+    d = dict(labels)
+    if set(d) != {b"phase", b"cycle", b"abi"} or d[b"phase"] != b"labelled":
+        return False
+    return d[b"cycle"].isdigit() and d[b"abi"] == (b"v0" if int(d[b"cycle"]) % 2 else b"v1")
+
+
+def check_exec_cycle(request, rec, pid):
+    samples = rec.profile.of_pids(pid)
+    plain = [s for s in samples if in_function(s, "burn_plain")]
+    labelled = [s for s in samples if in_function(s, "burn_labelled")]
+    stale = [(s.get("labels"), s.get("flags")) for s in plain
+             if labels_of(s) or flags_of(s) & PROBLEM_FLAGS]
+    wrong = [s.get("labels") for s in labelled
+             if labels_of(s) and not cycle_labels_ok(labels_of(s))]
+    right = [s for s in labelled if cycle_labels_ok(labels_of(s))]
+    abis = {dict(labels_of(s))[b"abi"] for s in right}
+    measure(request, f"{count(plain)} unlabelled-image samples, {count(right)}/{count(labelled)} "
+                     f"labelled-image samples labelled")
+
+    assert count(plain) > 0 and count(labelled) > 0, "no samples in burn_plain/burn_labelled"
+    assert not stale, f"the unlabelled program was read with a stale recipe: {stale[:5]}"
+    assert not wrong, f"wrong labels after exec: {wrong[:5]}"
+    assert count(right) >= ATTRIBUTION_MIN * count(labelled), (
+        f"{count(right)}/{count(labelled)} samples of labelled images carry their labels")
+    assert abis == {b"v0", b"v1"}, f"labels seen only from ABI {abis}"
+
+
+def test_exec_cycle_pid(request, tmp_path):
+    """-p PID follows the process through exec."""
+    argv = [workload("churn"), "exec-cycle", "--cycles", 0, "--burn-us", 100000,
+            "--delay-ms", GRACE_MS, "--wait-stdin"]
+    with started(argv) as wl:
+        rec = record(tmp_path, "-p", wl.pid, duration=3)
+    check_exit(wl)
+    check_exec_cycle(request, rec, wl.pid)
+
+
+def test_exec_cycle_command(request, tmp_path):
+    argv = [workload("churn"), "exec-cycle", "--cycles", 8, "--burn-us", 100000,
+            "--delay-ms", GRACE_MS]
+    rec = record(tmp_path, "--", *argv)
+    check_exec_cycle(request, rec, ready_pid(rec.stderr))

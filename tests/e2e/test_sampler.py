@@ -1,0 +1,151 @@
+"""The sampler's own switches, each loaded into the kernel for real: the cgroup
+filter, load-time label limits, labels off, privileges, and ring-buffer
+overflow accounting."""
+
+import contextlib
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+from conftest import (LABELPROF, count, flags_of, in_function, labels_of, record, started,
+                      workload)
+
+BURN_SETS = [f"burn_set_{k}" for k in range(8)]
+
+
+def groundtruth(report, *extra):
+    return [workload("groundtruth-v1-lib"), "--threads", "2", "--interval", "1000,5000",
+            "--output", report, "--wait-stdin", *extra]
+
+
+def cgroup2_root():
+    with open("/proc/mounts") as f:
+        for line in f:
+            dev, mnt, fstype = line.split()[:3]
+            if fstype == "cgroup2":
+                return pathlib.Path(mnt)
+    pytest.fail("no cgroup v2 hierarchy is mounted")
+
+
+@contextlib.contextmanager
+def cgroup(name):
+    path = cgroup2_root() / name
+    path.mkdir()
+    try:
+        yield path
+    finally:
+        # move whatever is left back to the root before removing the group
+        for pid in (path / "cgroup.procs").read_text().split():
+            with contextlib.suppress(OSError):
+                (path.parent / "cgroup.procs").write_text(pid)
+        path.rmdir()
+
+
+def test_cgroup_filter(tmp_path):
+    """Only processes in the cgroup are sampled, and they keep their labels."""
+    with cgroup(f"labelprof-test-{os.getpid()}") as cg, \
+            started(groundtruth(tmp_path / "in.json")) as inside, \
+            started(groundtruth(tmp_path / "out.json")) as outside:
+        (cg / "cgroup.procs").write_text(str(inside.pid))
+        rec = record(tmp_path, "--cgroup", cg, duration=2)
+    prof = rec.profile
+    pids = {s["pid"] for s in prof.samples}
+    assert inside.pid in pids, f"nothing sampled in the cgroup: {rec.stderr}"
+    assert outside.pid not in pids, "a process outside the cgroup was sampled"
+    assert pids <= {inside.pid}, f"other processes sampled: {pids - {inside.pid}}"
+    labelled = [s for s in prof.samples if labels_of(s)]
+    assert count(labelled) > 0.5 * count(prof.samples)
+    assert prof.counters["filtered"] > 0
+
+
+def test_label_limits_truncate(tmp_path):
+    """Lower limits are applied in BPF: nothing longer is copied, and the
+    truncation is flagged and counted."""
+    with started(groundtruth(tmp_path / "gt.json")) as wl:
+        rec = record(tmp_path, "-p", wl.pid, "--max-labels", 2, "--max-key-len", 4,
+                     "--max-value-len", 5, duration=2)
+    prof = rec.profile
+    labelled = [s for s in prof.samples if labels_of(s)]
+    assert labelled
+    for s in labelled:
+        labels = labels_of(s)
+        assert len(labels) <= 2
+        assert all(len(k) <= 4 and len(v) <= 5 for k, v in labels)
+    truncated = [s for s in labelled if "truncated" in flags_of(s)]
+    assert truncated, "no sample flagged truncated"
+    assert prof.counters["truncations"] >= count(truncated)
+
+
+def test_large_limits_load(tmp_path):
+    """The largest documented configuration passes the verifier and reads labels."""
+    with started(groundtruth(tmp_path / "gt.json")) as wl:
+        rec = record(tmp_path, "-p", wl.pid, "--max-labels", 32, "--max-key-len", 256,
+                     "--max-value-len", 512, duration=1)
+    assert any(labels_of(s) for s in rec.profile.samples)
+
+
+def test_limits_beyond_budget_are_refused(tmp_path):
+    rec = record(tmp_path, "-a", "--max-labels", 64, "--max-key-len", 1024,
+                 "--max-value-len", 4096, duration=1, timeout=30)
+    assert rec.returncode != 0
+    assert "label limits" in rec.stderr
+    assert not rec.out.exists()
+
+
+def test_labels_off(tmp_path):
+    """--no-labels: stacks only, no label ever read."""
+    with started(groundtruth(tmp_path / "gt.json")) as wl:
+        rec = record(tmp_path, "-p", wl.pid, "--no-labels", duration=1)
+    prof = rec.profile
+    assert count(prof.samples) > 0
+    assert not any(labels_of(s) for s in prof.samples)
+    assert prof.counters["samples_with_labels"] == 0
+    assert any(in_function(s, fn) for s in prof.samples for fn in BURN_SETS)
+
+
+def test_unprivileged_user_is_told_what_is_missing(tmp_path):
+    out = tmp_path / "p.json"
+    tmp_path.chmod(0o777)
+    proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                           "--inh-caps=-all", str(LABELPROF), "record", "-a", "-d", "1", "-o",
+                           str(out)], capture_output=True, text=True, timeout=30)
+    assert proc.returncode != 0
+    assert "CAP_BPF" in proc.stderr and "privileges" in proc.stderr, proc.stderr
+    assert not out.exists()
+
+
+def test_ringbuf_overflow_is_counted_exactly(tmp_path):
+    """A tiny ring buffer at a high rate loses samples: every program run is
+    either received or counted as dropped, and the summary says so."""
+    with started(groundtruth(tmp_path / "gt.json")) as wl:
+        rec = record(tmp_path, "-p", wl.pid, "--ringbuf-size", 4096, duration=2, freq=20000)
+    c = rec.profile.counters
+    assert c["ringbuf_drops"] > 0, c
+    assert c["samples_received"] + c["ringbuf_drops"] == c["samples"], c
+    assert c["records_rejected"] == 0, c
+    assert f"{c['ringbuf_drops']} dropped" in rec.stderr, rec.stderr
+
+
+def test_zombie_target_ends_recording(tmp_path):
+    """A -p target that exits and is never reaped stays a zombie: labelprof
+    still stops, and writes what it sampled."""
+    child = subprocess.Popen([workload("groundtruth-v1-lib"), "--duration", "1", "--output",
+                              tmp_path / "gt.json"], stdin=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        rec = record(tmp_path, "-p", child.pid, duration=30, timeout=60)
+        assert rec.profile.duration_ns < 10e9, "kept recording after the target died"
+        assert any(labels_of(s) for s in rec.profile.of_pids(child.pid))
+    finally:
+        child.wait()
+
+
+def test_all_with_command_samples_everything(tmp_path):
+    """-a -- COMMAND samples the whole machine until the command exits, as perf does."""
+    with started(groundtruth(tmp_path / "gt.json")) as other:
+        rec = record(tmp_path, "-a", "--", "sleep", "1.5", timeout=60)
+    prof = rec.profile
+    assert other.pid in {s["pid"] for s in prof.samples}
+    assert prof.duration_ns < 10e9

@@ -1,0 +1,97 @@
+# Workloads the end-to-end tests profile (tests/e2e), and the demo workload.
+# Everything lands in $(OUTPUT)/workloads; binaries linked against
+# libcustomlabels find it in $(OUTPUT)/lib through an $ORIGIN rpath.
+
+WL_DIR := $(OUTPUT)/workloads
+WL_LIBDIR := $(OUTPUT)/lib
+WL_SRC := tests/workloads
+# No identical-code folding: every burn function must keep its own symbol.
+WL_CFLAGS = $(CFLAGS) -Ilibcustomlabels -I$(WL_SRC) -fno-ipa-icf
+WL_COMMON := $(WL_DIR)/common.o
+WL_RPATH := -Wl,-rpath,'$$ORIGIN/../lib'
+
+# Per ABI: library name suffix and the TLS symbol the reader looks for.
+WL_LIBSUFFIX_0 := -v0
+WL_LIBSUFFIX_1 :=
+WL_TLSSYM_0 := custom_labels_thread_local_data
+WL_TLSSYM_1 := custom_labels_current_set
+
+# How each groundtruth build gets the library (ABI $(1)):
+#   exe     static archive linked in, ABI symbols exported dynamically
+#   lib     shared library loaded at startup
+#   dlopen  shared library opened at run time (not linked)
+wl_link_exe = $(WL_LIBDIR)/libcustomlabels$(WL_LIBSUFFIX_$(1)).a \
+	-Wl,-u,custom_labels_abi_version -Wl,-u,$(WL_TLSSYM_$(1)) \
+	'-Wl,--export-dynamic-symbol=custom_labels_*'
+wl_link_lib = -L$(WL_LIBDIR) -l:libcustomlabels$(WL_LIBSUFFIX_$(1)).so $(WL_RPATH)
+wl_link_dlopen = -ldl
+wl_dep_exe = $(WL_LIBDIR)/libcustomlabels$(WL_LIBSUFFIX_$(1)).a
+wl_dep_lib = $(WL_LIBDIR)/libcustomlabels$(WL_LIBSUFFIX_$(1)).so
+# dlopen builds open the library by path at run time: still build it first.
+wl_dep_dlopen = $(wl_dep_lib)
+wl_def_dlopen = -DGT_DLOPEN
+
+# $(1): ABI (0 or 1), $(2): linkage (exe, lib, dlopen)
+define wl_groundtruth
+$(WL_DIR)/groundtruth-v$(1)-$(2): $(WL_SRC)/groundtruth.c $(WL_COMMON) $(call wl_dep_$(2),$(1)) \
+		| $(WL_DIR)
+	$$(call msg,LINK,$$@)
+	$$(Q)$$(CC) $$(WL_CFLAGS) -DGT_ABI=$(1) -DGT_LINKAGE='"$(2)"' $(wl_def_$(2)) $$(LDFLAGS) \
+		$$< $(WL_COMMON) $$(call wl_link_$(2),$(1)) -lpthread -o $$@
+WL_BINS += $(WL_DIR)/groundtruth-v$(1)-$(2)
+endef
+
+WL_BINS :=
+$(foreach abi,0 1,$(foreach link,exe lib dlopen,$(eval $(call wl_groundtruth,$(abi),$(link)))))
+
+# hostile: writes the raw ABI itself (no library), exported from the executable.
+$(WL_DIR)/hostile: $(WL_SRC)/hostile.c $(WL_COMMON) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -DHOSTILE_ABI=1 $(LDFLAGS) -rdynamic $< $(WL_COMMON) -lpthread -o $@
+
+$(WL_DIR)/hostile-v0: $(WL_SRC)/hostile.c $(WL_COMMON) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -DHOSTILE_ABI=0 $(LDFLAGS) -rdynamic $< $(WL_COMMON) -lpthread -o $@
+
+WL_BINS += $(WL_DIR)/hostile $(WL_DIR)/hostile-v0
+
+# churn: the driver and plain program know nothing of labels; the children
+# are labelled through the startup library (v1, and v0 for exec cycles).
+$(WL_DIR)/churn: $(WL_SRC)/churn.c $(WL_COMMON) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(LDFLAGS) $< $(WL_COMMON) -o $@
+
+$(WL_DIR)/churn-plain: $(WL_SRC)/churn-child.c $(WL_COMMON) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -DCHILD_PLAIN $(LDFLAGS) $< $(WL_COMMON) -o $@
+
+$(WL_DIR)/churn-child: $(WL_SRC)/churn-child.c $(WL_COMMON) $(call wl_dep_lib,1) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -DCHILD_ABI=1 $(LDFLAGS) $< $(WL_COMMON) $(call wl_link_lib,1) -o $@
+
+$(WL_DIR)/churn-child-v0: $(WL_SRC)/churn-child.c $(WL_COMMON) $(call wl_dep_lib,0) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -DCHILD_ABI=0 $(LDFLAGS) $< $(WL_COMMON) $(call wl_link_lib,0) -o $@
+
+WL_BINS += $(WL_DIR)/churn $(WL_DIR)/churn-plain $(WL_DIR)/churn-child $(WL_DIR)/churn-child-v0
+
+# demo: the labelled service `make demo` profiles.
+WL_DEMO := $(WL_DIR)/demo
+$(WL_DEMO): $(WL_SRC)/demo.c $(WL_COMMON) $(call wl_dep_lib,1) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(LDFLAGS) $< $(WL_COMMON) $(call wl_link_lib,1) -lpthread -o $@
+
+WL_BINS += $(WL_DEMO)
+
+$(WL_COMMON): $(WL_SRC)/common.c | $(WL_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -c $< -o $@
+
+$(WL_DIR):
+	$(Q)mkdir -p $@
+
+.PHONY: workloads
+workloads: $(WL_BINS)
+
+TEST_DEPS += $(WL_BINS)
+DEMO_DEPS += $(WL_DEMO)
