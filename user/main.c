@@ -603,7 +603,8 @@ static int cmd_record(int argc, char **argv)
 		}
 	}
 	end_ns = now_ns(CLOCK_MONOTONIC);
-	/* samples taken before the stop are still in the ring buffer */
+	/* stop first: then every counted sample is either in the ring buffer or dropped */
+	sampler__stop(r.sampler);
 	sampler__drain(r.sampler);
 	sampler__read_counters(r.sampler, &counters);
 

@@ -307,18 +307,26 @@ int sampler__start(struct sampler *s, char *err, size_t err_len)
 	return attach_perf_events(s, s->freq_hz, err, err_len);
 }
 
-void sampler__close(struct sampler *s)
+void sampler__stop(struct sampler *s)
 {
 	int cpu;
 
-	if (!s)
-		return;
 	for (cpu = 0; cpu < s->ncpus; cpu++) {
 		/* a link destroys its perf event's attachment, not the fd */
 		bpf_link__destroy(s->links[cpu]);
+		s->links[cpu] = NULL;
 		if (s->perf_fds[cpu] >= 0)
 			close(s->perf_fds[cpu]);
+		s->perf_fds[cpu] = -1;
 	}
+	s->nattached = 0;
+}
+
+void sampler__close(struct sampler *s)
+{
+	if (!s)
+		return;
+	sampler__stop(s);
 	ring_buffer__free(s->rb);
 	labelprof_bpf__destroy(s->skel);
 	if (s->cgroup_fd >= 0)

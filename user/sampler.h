@@ -44,6 +44,8 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_event_fn 
 			      char *err, size_t err_len);
 /* Starts sampling on every online CPU; 0, or -errno with a message in err. */
 int sampler__start(struct sampler *s, char *err, size_t err_len);
+/* Stops sampling; what was sampled stays in the ring buffer for sampler__drain. */
+void sampler__stop(struct sampler *s);
 void sampler__close(struct sampler *s);
 
 /* Waits up to timeout_ms for records and hands them to fn: count, or -errno. */
