@@ -654,8 +654,11 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "record"))
+	if (!strcmp(argv[1], "record")) {
+		/* argp names the program after argv[0] in usage and errors */
+		argv[1] = "labelprof record";
 		return cmd_record(argc - 1, argv + 1);
+	}
 	fprintf(stderr, "labelprof: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;
