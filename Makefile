@@ -26,7 +26,7 @@ endif
 
 OUTPUT_SUFFIX := $(if $(filter-out $(HOST_ARCH),$(ARCH)),-$(ARCH))$(if $(SANITIZE),-san)
 OUTPUT ?= .output$(OUTPUT_SUFFIX)
-OUTPUT := $(abspath $(OUTPUT))
+override OUTPUT := $(abspath $(OUTPUT))
 
 CC := $(CROSS_COMPILE)gcc
 AR := $(CROSS_COMPILE)ar

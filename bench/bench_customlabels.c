@@ -18,8 +18,8 @@
 extern const uint32_t custom_labels_abi_version;
 
 #define BASE_LABELS 4 /* labels present while measuring, as in a typical service */
-#define BATCH 8 /* new keys added (then deleted) per timed batch */
-#define ITERS 200000
+#define BATCH	    8 /* new keys added (then deleted) per timed batch */
+#define ITERS	    200000
 
 struct result {
 	const char *op;
@@ -28,7 +28,7 @@ struct result {
 	double budget_ns; /* 0: none */
 };
 
-static const char *const new_keys[BATCH] = { "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7" };
+static const char *const new_keys[BATCH] = {"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"};
 
 static volatile int sink;
 
@@ -76,7 +76,7 @@ static void bench_set_new_delete(double *set_ns, double *del_ns)
 
 static double bench_overwrite(void)
 {
-	static const char *const values[2] = { "GET /api/v1/users", "GET /api/v1/items" };
+	static const char *const values[2] = {"GET /api/v1/users", "GET /api/v1/items"};
 	uint64_t t0 = now_ns();
 	int i;
 
@@ -111,7 +111,7 @@ static double bench_swap(struct custom_labels_labelset *a, struct custom_labels_
 
 static double bench_run_with(void)
 {
-	const struct custom_labels_kv kv = { "span", 4, "0123456789abcdef", 16 };
+	const struct custom_labels_kv kv = {"span", 4, "0123456789abcdef", 16};
 	uint64_t t0 = now_ns();
 	int i;
 
@@ -151,12 +151,12 @@ int main(int argc, char **argv)
 {
 	struct custom_labels_labelset *a = prepared("acme-corp"), *b = prepared("globex");
 	struct result r[] = {
-		{ "set_new", "set a new key (4 labels present)", 1e9, 20 },
-		{ "set_overwrite", "set an existing key", 1e9, 20 },
-		{ "delete", "delete a key", 1e9, 0 },
-		{ "get", "get a key", 1e9, 0 },
-		{ "swap", "swap a prepared set", 1e9, 5 },
-		{ "run_with", "run_with one label, empty fn", 1e9, 0 },
+		{"set_new", "set a new key (4 labels present)", 1e9, 20},
+		{"set_overwrite", "set an existing key", 1e9, 20},
+		{"delete", "delete a key", 1e9, 0},
+		{"get", "get a key", 1e9, 0},
+		{"swap", "swap a prepared set", 1e9, 5},
+		{"run_with", "run_with one label, empty fn", 1e9, 0},
 	};
 	const size_t nr = sizeof(r) / sizeof(r[0]);
 	int i, rounds = 7, json = 0;

@@ -25,9 +25,10 @@
  *      new label past the old count (old set), a delete swaps the label with
  *      the last one in the spare array before the count drops (old set,
  *      reordered). Transitions that cannot keep that property (installing a
- *      prepared set, clearing, run_with changing existing keys and adding
- *      others, restoring after run_with) go count = 0; storage; count = n,
- *      so a reader may also see the empty set in between. Never anything else.
+ *      prepared set, run_with changing existing keys and adding others,
+ *      restoring after run_with, unless it only drops what run_with added) go count = 0;
+ *      storage; count = n, so a reader may also see the empty set in between.
+ *      Clearing is count = 0; storage = NULL. Never anything else.
  *
  * Prepared sets are one array with one slot per label; they are changed in
  * place and so must not be installed meanwhile.
@@ -83,9 +84,9 @@ struct cl_own;
 
 /* A label array: a prepared set, or one of the two arrays a thread owns. */
 struct custom_labels_labelset {
-	struct cl_set set; /* first: what a v1 TLS pointer points to */
-	struct cl_own *own; /* owning thread's storage; NULL for a prepared set */
-	unsigned char *bytes; /* prepared set: label i's slot is bytes + i * slot_size */
+	struct cl_set set;	  /* first: what a v1 TLS pointer points to */
+	struct cl_own *own;	  /* owning thread's storage; NULL for a prepared set */
+	unsigned char *bytes;	  /* prepared set: label i's slot is bytes + i * slot_size */
 	struct cl_label labels[]; /* set.storage; v0's TLS storage points here */
 };
 
@@ -119,11 +120,11 @@ static int cl_key_err;
 static __thread struct cl_own *cl_own_tls;
 
 /* Readers interrupt this thread: ordering against them needs only the compiler. */
-#define cl_barrier() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+#define cl_barrier()   __atomic_signal_fence(__ATOMIC_SEQ_CST)
 #define cl_store(p, v) __atomic_store_n(p, v, __ATOMIC_RELAXED)
 
-#define cl_container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
-#define cl_always_inline inline __attribute__((always_inline))
+#define cl_container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
+#define cl_always_inline		   inline __attribute__((always_inline))
 
 /* The array the thread's TLS points to, or NULL. */
 static inline struct custom_labels_labelset *cl_installed(void)
@@ -281,7 +282,7 @@ static struct cl_label cl_fill(unsigned char *slot, const void *key, size_t key_
 	memmove(slot, key, key_len);
 	if (value_len)
 		memmove(vbuf, value, value_len);
-	return (struct cl_label){ { key_len, slot }, { value_len, vbuf } };
+	return (struct cl_label){{key_len, slot}, {value_len, vbuf}};
 }
 
 /* A label copied into a free slot of the thread's pool (free: no reader sees it). */
@@ -294,7 +295,7 @@ static inline struct cl_label cl_own_put(struct cl_own *own, const void *key, si
 	cl_copy(slot, key, key_len);
 	if (value_len)
 		cl_copy(vbuf, value, value_len);
-	return (struct cl_label){ { key_len, slot }, { value_len, vbuf } };
+	return (struct cl_label){{key_len, slot}, {value_len, vbuf}};
 }
 
 static inline void cl_own_release(struct cl_own *own, const struct cl_label *l)
@@ -340,7 +341,8 @@ static struct cl_own *cl_own_new(void)
 	cap = cl_cfg.max_labels;
 	slots = 2 * cap;
 	own_size = cl_align16(sizeof(*own));
-	arr_size = cl_align16(sizeof(struct custom_labels_labelset) + cap * sizeof(struct cl_label));
+	arr_size =
+		cl_align16(sizeof(struct custom_labels_labelset) + cap * sizeof(struct cl_label));
 	free_size = cl_align16(slots * sizeof(*own->free));
 	p = malloc(own_size + 2 * arr_size + free_size + slots * cl_cfg.slot_size);
 	if (!p)
@@ -349,7 +351,7 @@ static struct cl_own *cl_own_new(void)
 	for (i = 0; i < 2; i++) {
 		struct custom_labels_labelset *a = (void *)(p + own_size + i * arr_size);
 
-		a->set = (struct cl_set){ a->labels, 0, cap };
+		a->set = (struct cl_set){a->labels, 0, cap};
 		a->own = own;
 		a->bytes = NULL;
 		own->arr[i] = a;
@@ -369,7 +371,7 @@ static struct cl_own *cl_own_new(void)
 struct cl_edit {
 	struct cl_own *own;
 	struct custom_labels_labelset *cur; /* holds the current labels */
-	struct custom_labels_labelset *sp; /* same labels, the one to change */
+	struct custom_labels_labelset *sp;  /* same labels, the one to change */
 };
 
 /* Empties the own arrays and frees every slot: only while none of them is published. */
@@ -397,8 +399,8 @@ static void cl_own_load(struct cl_own *own)
 	cl_own_reset(own);
 	l = cl_visible(&n);
 	for (i = 0; i < n; i++) {
-		own->arr[1]->labels[i] = cl_own_put(own, l[i].key.buf, l[i].key.len,
-						    l[i].value.buf, l[i].value.len);
+		own->arr[1]->labels[i] =
+			cl_own_put(own, l[i].key.buf, l[i].key.len, l[i].value.buf, l[i].value.len);
 		own->arr[0]->labels[i] = own->arr[1]->labels[i];
 	}
 	own->arr[0]->set.count = n;
@@ -460,7 +462,8 @@ CL_EXPORT int custom_labels_configure(const struct custom_labels_config *cfg)
 	max_key_len = cfg->max_key_len ?: CUSTOM_LABELS_DEFAULT_MAX_KEY_LEN;
 	max_value_len = cfg->max_value_len ?: CUSTOM_LABELS_DEFAULT_MAX_VALUE_LEN;
 	if (max_labels > CUSTOM_LABELS_LIMIT_MAX_LABELS ||
-	    max_key_len > CUSTOM_LABELS_LIMIT_MAX_LEN || max_value_len > CUSTOM_LABELS_LIMIT_MAX_LEN)
+	    max_key_len > CUSTOM_LABELS_LIMIT_MAX_LEN ||
+	    max_value_len > CUSTOM_LABELS_LIMIT_MAX_LEN)
 		return -EINVAL;
 
 	pthread_mutex_lock(&cl_cfg_lock);
@@ -592,7 +595,7 @@ CL_EXPORT struct custom_labels_labelset *custom_labels_labelset_new(void)
 	set = malloc(sizeof(*set) + cap * sizeof(struct cl_label) + cap * cl_cfg.slot_size);
 	if (!set)
 		return NULL;
-	set->set = (struct cl_set){ set->labels, 0, cap };
+	set->set = (struct cl_set){set->labels, 0, cap};
 	set->own = NULL;
 	set->bytes = (unsigned char *)&set->labels[cap];
 	return set;
@@ -638,8 +641,7 @@ CL_EXPORT int custom_labels_labelset_set(struct custom_labels_labelset *set, con
 	i = cl_find(set->labels, n, key, key_len);
 	if (i == n && n == set->set.capacity)
 		return -ENOSPC;
-	set->labels[i] = cl_fill(set->bytes + i * cl_cfg.slot_size, key, key_len, value,
-				 value_len);
+	set->labels[i] = cl_fill(set->bytes + i * cl_cfg.slot_size, key, key_len, value, value_len);
 	if (i == n)
 		set->set.count = n + 1;
 	return 0;
@@ -669,8 +671,8 @@ CL_EXPORT int custom_labels_labelset_delete(struct custom_labels_labelset *set, 
 	if (i == n)
 		return -ENOENT;
 	if (i != n - 1)
-		l[i] = cl_fill(set->bytes + i * cl_cfg.slot_size, l[n - 1].key.buf, l[n - 1].key.len,
-			       l[n - 1].value.buf, l[n - 1].value.len);
+		l[i] = cl_fill(set->bytes + i * cl_cfg.slot_size, l[n - 1].key.buf,
+			       l[n - 1].key.len, l[n - 1].value.buf, l[n - 1].value.len);
 	set->set.count = n - 1;
 	return 0;
 }
@@ -718,7 +720,7 @@ static void cl_restore_own(const struct cl_saved *s)
 {
 	struct custom_labels_labelset *a = cl_installed();
 	struct cl_own *own = cl_own_tls;
-	struct cl_edit e = { own, own->arr[0], own->arr[1] };
+	struct cl_edit e = {own, own->arr[0], own->arr[1]};
 	size_t i, n;
 
 	if (a && a->own) {
@@ -780,8 +782,8 @@ static void cl_apply(struct cl_edit *e, const struct custom_labels_kv *labels, s
 			/* written earlier in this loop: not published, reuse at once */
 			cl_own_release(e->own, &e->sp->labels[i]);
 		}
-		e->sp->labels[i] = cl_own_put(e->own, kv->key, kv->key_len, kv->value,
-					      kv->value_len);
+		e->sp->labels[i] =
+			cl_own_put(e->own, kv->key, kv->key_len, kv->value, kv->value_len);
 	}
 	e->sp->set.count = m;
 #ifdef CUSTOM_LABELS_ABI_V0
@@ -816,12 +818,12 @@ static int cl_run_saving_own(struct cl_edit *e, const struct custom_labels_kv *l
 	struct cl_label copy[count ?: 1];
 	unsigned char bytes[nbytes ?: 1];
 	unsigned char *p = bytes;
-	struct cl_saved saved = { e->cur, copy, count };
+	struct cl_saved saved = {e->cur, copy, count};
 
 	for (i = 0; i < count; i++) {
 		const struct cl_label *l = &e->cur->labels[i];
 
-		copy[i] = (struct cl_label){ { l->key.len, p }, { l->value.len, p + l->key.len } };
+		copy[i] = (struct cl_label){{l->key.len, p}, {l->value.len, p + l->key.len}};
 		cl_copy(p, l->key.buf, l->key.len);
 		cl_copy(p + l->key.len, l->value.buf, l->value.len);
 		p += l->key.len + l->value.len;
@@ -864,7 +866,7 @@ CL_EXPORT int custom_labels_run_with(const struct custom_labels_kv *labels, size
 		return -ENOSPC;
 
 	if (!installed || !installed->own) {
-		const struct cl_saved saved = { installed, NULL, 0 };
+		const struct cl_saved saved = {installed, NULL, 0};
 
 		return cl_run(&e, labels, n, fn, arg, &saved);
 	}

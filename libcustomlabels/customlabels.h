@@ -33,10 +33,9 @@
  *
  * Consistency: a profiler interrupting the thread at any instruction sees
  * either the label set before a call or the one after it, never a mix of
- * the two or a partly written label. In the v0 ABI, custom_labels_swap(),
- * custom_labels_clear() and some custom_labels_run_with() transitions show no
- * labels for a few instructions in between (v0 cannot switch sets with one
- * store).
+ * the two or a partly written label. In the v0 ABI, custom_labels_swap() and
+ * some custom_labels_run_with() transitions show no labels for a few
+ * instructions in between (v0 cannot switch sets with one store).
  *
  * Thread safety: every function without a labelset argument acts on the
  * calling thread only. Prepared sets may be created, filled and freed on any
@@ -65,13 +64,13 @@ extern "C" {
 #define CUSTOM_LABELS_API __attribute__((visibility("default")))
 
 /* Defaults of struct custom_labels_config (also labelprof's default read limits). */
-#define CUSTOM_LABELS_DEFAULT_MAX_LABELS 16
-#define CUSTOM_LABELS_DEFAULT_MAX_KEY_LEN 128
+#define CUSTOM_LABELS_DEFAULT_MAX_LABELS    16
+#define CUSTOM_LABELS_DEFAULT_MAX_KEY_LEN   128
 #define CUSTOM_LABELS_DEFAULT_MAX_VALUE_LEN 256
 
 /* Upper bounds accepted by custom_labels_configure(). */
 #define CUSTOM_LABELS_LIMIT_MAX_LABELS 4096
-#define CUSTOM_LABELS_LIMIT_MAX_LEN (1024 * 1024)
+#define CUSTOM_LABELS_LIMIT_MAX_LEN    (1024 * 1024)
 
 struct custom_labels_kv {
 	const void *key;
@@ -155,8 +154,8 @@ CUSTOM_LABELS_API void custom_labels_labelset_free(struct custom_labels_labelset
  * read-only; installing it on another thread and modifying it is undefined).
  */
 CUSTOM_LABELS_API int custom_labels_labelset_set(struct custom_labels_labelset *set,
-						 const void *key, size_t key_len,
-						 const void *value, size_t value_len);
+						 const void *key, size_t key_len, const void *value,
+						 size_t value_len);
 CUSTOM_LABELS_API int custom_labels_labelset_set_str(struct custom_labels_labelset *set,
 						     const char *key, const char *value);
 CUSTOM_LABELS_API int custom_labels_labelset_delete(struct custom_labels_labelset *set,
@@ -186,8 +185,8 @@ custom_labels_swap(struct custom_labels_labelset *set);
  * labels[0..n) (replacing the values of keys already present; a key repeated
  * in labels takes its last value), then restores what the thread had before,
  * whatever fn did: its own labels as they were, or no labels, or the prepared
- * set that was installed (installed again as it is then: if fn changed it
- * meanwhile, the changes show). Restoring also happens if a C++
+ * set that was installed (installed again as it is then, so it must still
+ * exist; if fn changed it meanwhile, the changes show). Restoring also happens if a C++
  * exception or a thread cancellation unwinds through it (fn must not
  * longjmp out of it). Returns 0 once fn has returned, or an error without
  * calling fn (-ENOSPC if the union exceeds max_labels). Nesting is unbounded;

@@ -33,16 +33,16 @@
 #endif
 
 #define VERSION_SYMBOL "custom_labels_abi_version"
-#define V1_TLS_SYMBOL "custom_labels_current_set"
-#define V0_TLS_SYMBOL "custom_labels_thread_local_data"
+#define V1_TLS_SYMBOL  "custom_labels_current_set"
+#define V0_TLS_SYMBOL  "custom_labels_thread_local_data"
 
 #if defined(__x86_64__)
-#define MACHINE EM_X86_64
-#define R_TLSDESC R_X86_64_TLSDESC
+#define MACHINE	      EM_X86_64
+#define R_TLSDESC     R_X86_64_TLSDESC
 #define DTV_TP_OFFSET 8
 #elif defined(__aarch64__)
-#define MACHINE EM_AARCH64
-#define R_TLSDESC R_AARCH64_TLSDESC
+#define MACHINE	      EM_AARCH64
+#define R_TLSDESC     R_AARCH64_TLSDESC
 #define DTV_TP_OFFSET 0
 #else
 #error "x86-64 or aarch64 only"
@@ -81,13 +81,23 @@ struct variant {
 };
 
 static const struct variant v1 = {
-	CL_LIB_DIR "/libcustomlabels.so", CL_LIB_DIR "/libcustomlabels.a",
-	CL_TEST_DIR "/test_customlabels_v1_static", 1, V1_TLS_SYMBOL, V0_TLS_SYMBOL, 8,
+	CL_LIB_DIR "/libcustomlabels.so",
+	CL_LIB_DIR "/libcustomlabels.a",
+	CL_TEST_DIR "/test_customlabels_v1_static",
+	1,
+	V1_TLS_SYMBOL,
+	V0_TLS_SYMBOL,
+	8,
 };
 
 static const struct variant v0 = {
-	CL_LIB_DIR "/libcustomlabels-v0.so", CL_LIB_DIR "/libcustomlabels-v0.a",
-	CL_TEST_DIR "/test_customlabels_v0_static", 0, V0_TLS_SYMBOL, V1_TLS_SYMBOL, 16,
+	CL_LIB_DIR "/libcustomlabels-v0.so",
+	CL_LIB_DIR "/libcustomlabels-v0.a",
+	CL_TEST_DIR "/test_customlabels_v0_static",
+	0,
+	V0_TLS_SYMBOL,
+	V1_TLS_SYMBOL,
+	16,
 };
 
 /* The ABI layouts. */
@@ -425,7 +435,8 @@ static void check_archive(const struct variant *v)
 				if (shdr.sh_type != SHT_RELA)
 					continue;
 				/* code and data only: DWARF locates TLS variables by DTPOFF */
-				assert_non_null(gelf_getshdr(elf_getscn(member, shdr.sh_info), &target));
+				assert_non_null(
+					gelf_getshdr(elf_getscn(member, shdr.sh_info), &target));
 				if (!(target.sh_flags & SHF_ALLOC))
 					continue;
 				data = elf_getdata(scn, NULL);

@@ -26,8 +26,8 @@
 
 /* The limits these tests configure, small enough to reach. */
 #define MAX_LABELS 4
-#define MAX_KEY 8
-#define MAX_VALUE 16
+#define MAX_KEY	   8
+#define MAX_VALUE  16
 
 /* The ABI as a reader knows it, independent of the library's own definitions. */
 struct abi_string {
@@ -57,17 +57,17 @@ struct abi_v0 {
  */
 extern const uint32_t custom_labels_abi_version;
 #ifdef CL_TEST_ABI_V0
-#define ABI_VERSION 0
-#define ABI_TLS_SYMBOL "custom_labels_thread_local_data"
+#define ABI_VERSION	     0
+#define ABI_TLS_SYMBOL	     "custom_labels_thread_local_data"
 #define ABI_OTHER_TLS_SYMBOL "custom_labels_current_set"
 extern __thread struct abi_v0 custom_labels_thread_local_data;
 #define ABI_TLS (&custom_labels_thread_local_data)
 #else
-#define ABI_VERSION 1
-#define ABI_TLS_SYMBOL "custom_labels_current_set"
+#define ABI_VERSION	     1
+#define ABI_TLS_SYMBOL	     "custom_labels_current_set"
 #define ABI_OTHER_TLS_SYMBOL "custom_labels_thread_local_data"
 extern __thread struct abi_set *custom_labels_current_set;
-#define ABI_TLS (&custom_labels_current_set)
+#define ABI_TLS		     (&custom_labels_current_set)
 #endif
 
 #ifdef CL_TEST_STATIC
@@ -176,10 +176,10 @@ static void expect_labels(const struct kv *kv, size_t n)
 	}
 }
 
-#define EXPECT(...)                                                                               \
-	do {                                                                                      \
-		const struct kv expected_[] = { __VA_ARGS__ };                                    \
-		expect_labels(expected_, sizeof(expected_) / sizeof(expected_[0]));               \
+#define EXPECT(...)                                                                                \
+	do {                                                                                       \
+		const struct kv expected_[] = {__VA_ARGS__};                                       \
+		expect_labels(expected_, sizeof(expected_) / sizeof(expected_[0]));                \
 	} while (0)
 #define EXPECT_NONE() expect_labels(NULL, 0)
 
@@ -218,7 +218,7 @@ static void test_defaults(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (!pid) {
-		const struct custom_labels_config zero = { 0 };
+		const struct custom_labels_config zero = {0};
 		int bad = 0;
 
 		memset(buf, 'x', sizeof(buf));
@@ -246,18 +246,18 @@ static void test_defaults(void **state)
 /* Also runs before any use in this process. */
 static void test_configure(void **state)
 {
-	struct custom_labels_config cfg = { 0 };
+	struct custom_labels_config cfg = {0};
 
 	assert_int_equal(custom_labels_configure(NULL), -EINVAL);
 	cfg.max_labels = CUSTOM_LABELS_LIMIT_MAX_LABELS + 1;
 	assert_int_equal(custom_labels_configure(&cfg), -EINVAL);
-	cfg = (struct custom_labels_config){ .max_key_len = CUSTOM_LABELS_LIMIT_MAX_LEN + 1 };
+	cfg = (struct custom_labels_config){.max_key_len = CUSTOM_LABELS_LIMIT_MAX_LEN + 1};
 	assert_int_equal(custom_labels_configure(&cfg), -EINVAL);
-	cfg = (struct custom_labels_config){ .max_value_len = CUSTOM_LABELS_LIMIT_MAX_LEN + 1 };
+	cfg = (struct custom_labels_config){.max_value_len = CUSTOM_LABELS_LIMIT_MAX_LEN + 1};
 	assert_int_equal(custom_labels_configure(&cfg), -EINVAL);
-	cfg = (struct custom_labels_config){ CUSTOM_LABELS_LIMIT_MAX_LABELS,
-					     CUSTOM_LABELS_LIMIT_MAX_LEN,
-					     CUSTOM_LABELS_LIMIT_MAX_LEN };
+	cfg = (struct custom_labels_config){CUSTOM_LABELS_LIMIT_MAX_LABELS,
+					    CUSTOM_LABELS_LIMIT_MAX_LEN,
+					    CUSTOM_LABELS_LIMIT_MAX_LEN};
 	assert_int_equal(custom_labels_configure(&cfg), 0);
 	/* Reading and swapping use no storage: configuring stays possible. */
 	assert_int_equal(custom_labels_count(), 0);
@@ -266,19 +266,19 @@ static void test_configure(void **state)
 	assert_null(custom_labels_swap(NULL));
 	assert_int_equal(custom_labels_clear(), 0);
 	assert_int_equal(custom_labels_set(NULL, 0, "v", 1), -EINVAL);
-	cfg = (struct custom_labels_config){ MAX_LABELS, MAX_KEY, MAX_VALUE };
+	cfg = (struct custom_labels_config){MAX_LABELS, MAX_KEY, MAX_VALUE};
 	assert_int_equal(custom_labels_configure(&cfg), 0);
 	EXPECT_NONE();
 }
 
 static void test_configure_busy(void **state)
 {
-	const struct custom_labels_config cfg = { 8, 8, 8 };
+	const struct custom_labels_config cfg = {8, 8, 8};
 
 	set_ok("a", "1");
 	assert_int_equal(custom_labels_configure(&cfg), -EBUSY);
 	assert_int_equal(custom_labels_configure(NULL), -EINVAL);
-	EXPECT({ "a", "1" });
+	EXPECT({"a", "1"});
 }
 
 /* Both ABI symbols are dynamic symbols of the process, as readers require. */
@@ -300,10 +300,10 @@ static void test_set_get_count(void **state)
 
 	EXPECT_NONE();
 	set_ok("a", "1");
-	EXPECT({ "a", "1" });
+	EXPECT({"a", "1"});
 	set_ok("bb", "22");
 	set_ok("ccc", "333");
-	EXPECT({ "a", "1" }, { "bb", "22" }, { "ccc", "333" });
+	EXPECT({"a", "1"}, {"bb", "22"}, {"ccc", "333"});
 	assert_int_equal(custom_labels_get("bb", 2, &v, &len), 0);
 	assert_int_equal(len, 2);
 	assert_memory_equal(v, "22", 2);
@@ -318,11 +318,11 @@ static void test_set_overwrite(void **state)
 	set_ok("a", "1");
 	set_ok("b", "2");
 	set_ok("a", "one");
-	EXPECT({ "a", "one" }, { "b", "2" });
+	EXPECT({"a", "one"}, {"b", "2"});
 	set_ok("b", "");
-	EXPECT({ "a", "one" }, { "b", "" });
+	EXPECT({"a", "one"}, {"b", ""});
 	set_ok("b", "0123456789abcdef");
-	EXPECT({ "a", "one" }, { "b", "0123456789abcdef" });
+	EXPECT({"a", "one"}, {"b", "0123456789abcdef"});
 }
 
 static void test_set_errors(void **state)
@@ -338,15 +338,15 @@ static void test_set_errors(void **state)
 	assert_int_equal(custom_labels_set(long_key, MAX_KEY + 1, "v", 1), -EMSGSIZE);
 	assert_int_equal(custom_labels_set("k", 1, long_value, MAX_VALUE + 1), -EMSGSIZE);
 	assert_int_equal(custom_labels_set("a", 1, long_value, MAX_VALUE + 1), -EMSGSIZE);
-	EXPECT({ "a", "1" });
+	EXPECT({"a", "1"});
 	/* exactly at the limits */
 	assert_int_equal(custom_labels_set(long_key, MAX_KEY, long_value, MAX_VALUE), 0);
-	EXPECT({ "a", "1" }, { "01234567", "0123456789abcdef" });
+	EXPECT({"a", "1"}, {"01234567", "0123456789abcdef"});
 }
 
 static void test_empty_and_binary(void **state)
 {
-	static const unsigned char bin[] = { 'k', 0, 'x' };
+	static const unsigned char bin[] = {'k', 0, 'x'};
 	const struct abi_label *l;
 	const unsigned char *v;
 	size_t count, len;
@@ -362,7 +362,7 @@ static void test_empty_and_binary(void **state)
 	assert_int_equal(len, 0);
 	/* An empty key is a key. */
 	assert_int_equal(custom_labels_set("", 0, "empty", 5), 0);
-	EXPECT({ "e", "" }, { "", "empty" });
+	EXPECT({"e", ""}, {"", "empty"});
 	/* NUL bytes are ordinary bytes: "k\0x", "k\0" and "k" are three keys. */
 	assert_int_equal(custom_labels_set(bin, 3, "3", 1), 0);
 	assert_int_equal(custom_labels_set(bin, 2, "2", 1), 0);
@@ -387,12 +387,12 @@ static void test_enospc(void **state)
 	set_ok("c", "3");
 	set_ok("d", "4");
 	assert_int_equal(custom_labels_set_str("e", "5"), -ENOSPC);
-	EXPECT({ "a", "1" }, { "b", "2" }, { "c", "3" }, { "d", "4" });
+	EXPECT({"a", "1"}, {"b", "2"}, {"c", "3"}, {"d", "4"});
 	set_ok("d", "four");
-	EXPECT({ "a", "1" }, { "b", "2" }, { "c", "3" }, { "d", "four" });
+	EXPECT({"a", "1"}, {"b", "2"}, {"c", "3"}, {"d", "four"});
 	assert_int_equal(custom_labels_delete_str("b"), 0);
 	set_ok("e", "5");
-	EXPECT({ "a", "1" }, { "c", "3" }, { "d", "four" }, { "e", "5" });
+	EXPECT({"a", "1"}, {"c", "3"}, {"d", "four"}, {"e", "5"});
 }
 
 static void test_delete(void **state)
@@ -402,22 +402,22 @@ static void test_delete(void **state)
 	set_ok("c", "3");
 	set_ok("d", "4");
 	assert_int_equal(custom_labels_delete("b", 1), 0); /* middle */
-	EXPECT({ "a", "1" }, { "c", "3" }, { "d", "4" });
+	EXPECT({"a", "1"}, {"c", "3"}, {"d", "4"});
 	assert_int_equal(custom_labels_delete("b", 1), -ENOENT);
 	assert_int_equal(custom_labels_delete("bb", 2), -ENOENT);
 	assert_int_equal(custom_labels_delete(NULL, 0), -EINVAL);
 	assert_int_equal(custom_labels_delete_str(NULL), -EINVAL);
 	assert_int_equal(custom_labels_delete_str("a"), 0); /* first */
-	EXPECT({ "c", "3" }, { "d", "4" });
+	EXPECT({"c", "3"}, {"d", "4"});
 	set_ok("e", "5");
 	assert_int_equal(custom_labels_delete_str("e"), 0); /* last */
-	EXPECT({ "c", "3" }, { "d", "4" });
+	EXPECT({"c", "3"}, {"d", "4"});
 	assert_int_equal(custom_labels_delete_str("c"), 0);
 	assert_int_equal(custom_labels_delete_str("d"), 0);
 	EXPECT_NONE();
 	assert_int_equal(custom_labels_delete_str("d"), -ENOENT);
 	set_ok("f", "6");
-	EXPECT({ "f", "6" });
+	EXPECT({"f", "6"});
 }
 
 /* Many changes cycle through every slot: values must never bleed into each other. */
@@ -445,7 +445,7 @@ static void test_churn(void **state)
 			if (!expected[j][0])
 				continue;
 			snprintf(keys[j], sizeof(keys[j]), "k%d", j);
-			kv[n++] = (struct kv){ keys[j], expected[j] };
+			kv[n++] = (struct kv){keys[j], expected[j]};
 		}
 		expect_labels(kv, n);
 	}
@@ -460,7 +460,7 @@ static void test_clear(void **state)
 	assert_true(abi_installed_null());
 	assert_int_equal(custom_labels_clear(), 0);
 	set_ok("c", "3");
-	EXPECT({ "c", "3" });
+	EXPECT({"c", "3"});
 }
 
 static void test_labelset(void **state)
@@ -495,9 +495,9 @@ static void test_labelset(void **state)
 	assert_int_equal(custom_labels_labelset_set_str(NULL, "a", "1"), -EINVAL);
 	assert_int_equal(custom_labels_labelset_set(set, "012345678", MAX_KEY + 1, "1", 1),
 			 -EMSGSIZE);
-	assert_int_equal(custom_labels_labelset_set(set, "a", 1, "0123456789abcdefX",
-						    MAX_VALUE + 1),
-			 -EMSGSIZE);
+	assert_int_equal(
+		custom_labels_labelset_set(set, "a", 1, "0123456789abcdefX", MAX_VALUE + 1),
+		-EMSGSIZE);
 	assert_int_equal(custom_labels_labelset_get(NULL, "a", 1, &v, &len), -EINVAL);
 	assert_int_equal(custom_labels_labelset_get(set, NULL, 1, &v, &len), -EINVAL);
 	assert_int_equal(custom_labels_labelset_delete(NULL, "a", 1), -EINVAL);
@@ -539,9 +539,9 @@ static void test_swap(void **state)
 
 	set_ok("own", "x");
 	assert_null(custom_labels_swap(p)); /* own labels before: NULL */
-	EXPECT({ "p", "1" }, { "q", "2" });
+	EXPECT({"p", "1"}, {"q", "2"});
 	assert_ptr_equal(custom_labels_swap(r), p);
-	EXPECT({ "r", "3" });
+	EXPECT({"r", "3"});
 	assert_ptr_equal(custom_labels_swap(empty), r);
 	EXPECT_NONE();
 	assert_ptr_equal(custom_labels_swap(NULL), empty);
@@ -552,18 +552,18 @@ static void test_swap(void **state)
 
 	/* Changing the current labels copies the prepared set, which stays as it was. */
 	set_ok("q", "two");
-	EXPECT({ "p", "1" }, { "q", "two" });
+	EXPECT({"p", "1"}, {"q", "two"});
 	assert_int_equal(custom_labels_labelset_count(p), 2);
 	assert_int_equal(custom_labels_delete_str("p"), 0);
-	EXPECT({ "q", "two" });
+	EXPECT({"q", "two"});
 	assert_null(custom_labels_swap(p)); /* own labels again */
-	EXPECT({ "p", "1" }, { "q", "2" });
+	EXPECT({"p", "1"}, {"q", "2"});
 	assert_int_equal(custom_labels_delete_str("q"), 0);
-	EXPECT({ "p", "1" });
+	EXPECT({"p", "1"});
 	assert_int_equal(custom_labels_delete_str("q"), -ENOENT);
 	assert_null(custom_labels_swap(r));
 	set_ok("s", "4");
-	EXPECT({ "r", "3" }, { "s", "4" });
+	EXPECT({"r", "3"}, {"s", "4"});
 	assert_null(custom_labels_swap(NULL));
 
 	custom_labels_labelset_free(p);
@@ -584,10 +584,10 @@ static void test_swap_full_then_change(void **state)
 	set_ok("z", "0");
 	custom_labels_swap(p);
 	assert_int_equal(custom_labels_set_str("e", "5"), -ENOSPC);
-	EXPECT({ "a", "1" }, { "b", "2" }, { "c", "3" }, { "d", "4" });
+	EXPECT({"a", "1"}, {"b", "2"}, {"c", "3"}, {"d", "4"});
 	set_ok("a", "one");
 	set_ok("b", "two");
-	EXPECT({ "a", "one" }, { "b", "two" }, { "c", "3" }, { "d", "4" });
+	EXPECT({"a", "one"}, {"b", "two"}, {"c", "3"}, {"d", "4"});
 	custom_labels_swap(NULL);
 	custom_labels_labelset_free(p);
 }
@@ -599,11 +599,11 @@ static void test_installed_set_is_read_only(void **state)
 	custom_labels_swap(p);
 	assert_int_equal(custom_labels_labelset_set_str(p, "b", "2"), -EBUSY);
 	assert_int_equal(custom_labels_labelset_delete(p, "a", 1), -EBUSY);
-	EXPECT({ "a", "1" });
+	EXPECT({"a", "1"});
 	custom_labels_swap(NULL);
 	assert_int_equal(custom_labels_labelset_set_str(p, "b", "2"), 0);
 	custom_labels_swap(p);
-	EXPECT({ "a", "1" }, { "b", "2" });
+	EXPECT({"a", "1"}, {"b", "2"});
 	/* Freeing the installed set uninstalls it first. */
 	custom_labels_labelset_free(p);
 	EXPECT_NONE();
@@ -622,7 +622,7 @@ static void test_capture(void **state)
 	set_ok("a", "changed");
 	assert_int_equal(custom_labels_clear(), 0);
 	assert_null(custom_labels_swap(c));
-	EXPECT({ "a", "1" }, { "b", "" });
+	EXPECT({"a", "1"}, {"b", ""});
 	custom_labels_swap(p);
 	custom_labels_labelset_free(c);
 	c = custom_labels_labelset_capture(); /* from a prepared set */
@@ -656,22 +656,22 @@ static void run_fn(void *arg)
 
 static void test_run_with(void **state)
 {
-	const struct custom_labels_kv kv[] = { { "b", 1, "2", 1 }, { "a", 1, "3", 1 } };
-	const struct kv inside[] = { { "a", "3" }, { "b", "2" } };
-	struct run_check rc = { inside, 2, 0, NULL };
+	const struct custom_labels_kv kv[] = {{"b", 1, "2", 1}, {"a", 1, "3", 1}};
+	const struct kv inside[] = {{"a", "3"}, {"b", "2"}};
+	struct run_check rc = {inside, 2, 0, NULL};
 
 	set_ok("a", "1");
 	assert_int_equal(custom_labels_run_with(kv, 2, run_fn, &rc), 0);
 	assert_int_equal(rc.calls, 1);
-	EXPECT({ "a", "1" });
+	EXPECT({"a", "1"});
 	/* only additions: restored by dropping them */
-	rc = (struct run_check){ inside, 2, 0, NULL };
+	rc = (struct run_check){inside, 2, 0, NULL};
 	assert_int_equal(custom_labels_clear(), 0);
 	assert_int_equal(custom_labels_run_with(kv, 2, run_fn, &rc), 0);
 	assert_int_equal(rc.calls, 1);
 	EXPECT_NONE();
 	/* nothing to add */
-	rc = (struct run_check){ NULL, 0, 0, NULL };
+	rc = (struct run_check){NULL, 0, 0, NULL};
 	assert_int_equal(custom_labels_run_with(NULL, 0, run_fn, &rc), 0);
 	assert_int_equal(rc.calls, 1);
 }
@@ -682,53 +682,53 @@ static void change_everything(struct run_check *rc)
 	set_ok("a", "10");
 	assert_int_equal(custom_labels_delete_str("b"), 0);
 	set_ok("d", "40");
-	EXPECT({ "a", "10" }, { "c", "30" }, { "d", "40" }, { "x", "9" });
+	EXPECT({"a", "10"}, {"c", "30"}, {"d", "40"}, {"x", "9"});
 }
 
 static void test_run_with_restores_after_changes(void **state)
 {
-	const struct custom_labels_kv kv[] = { { "x", 1, "9", 1 } };
-	const struct kv inside[] = { { "a", "1" }, { "b", "2" }, { "x", "9" } };
-	struct run_check rc = { inside, 3, 0, change_everything };
+	const struct custom_labels_kv kv[] = {{"x", 1, "9", 1}};
+	const struct kv inside[] = {{"a", "1"}, {"b", "2"}, {"x", "9"}};
+	struct run_check rc = {inside, 3, 0, change_everything};
 
 	set_ok("a", "1");
 	set_ok("b", "2");
 	assert_int_equal(custom_labels_run_with(kv, 1, run_fn, &rc), 0);
 	assert_int_equal(rc.calls, 1);
-	EXPECT({ "a", "1" }, { "b", "2" });
+	EXPECT({"a", "1"}, {"b", "2"});
 	/* the restored labels are the thread's own again, and changeable */
 	set_ok("c", "3");
-	EXPECT({ "a", "1" }, { "b", "2" }, { "c", "3" });
+	EXPECT({"a", "1"}, {"b", "2"}, {"c", "3"});
 }
 
 static void nested_3(struct run_check *rc)
 {
 	assert_int_equal(custom_labels_delete_str("a"), 0);
 	set_ok("z", "26");
-	EXPECT({ "s", "span2" }, { "t", "t" }, { "z", "26" });
+	EXPECT({"s", "span2"}, {"t", "t"}, {"z", "26"});
 }
 
 static void nested_2(struct run_check *rc)
 {
-	const struct custom_labels_kv kv[] = { { "s", 1, "span2", 5 }, { "t", 1, "t", 1 } };
-	const struct kv inside[] = { { "a", "1" }, { "s", "span2" }, { "t", "t" } };
-	struct run_check inner = { inside, 3, 0, nested_3 };
+	const struct custom_labels_kv kv[] = {{"s", 1, "span2", 5}, {"t", 1, "t", 1}};
+	const struct kv inside[] = {{"a", "1"}, {"s", "span2"}, {"t", "t"}};
+	struct run_check inner = {inside, 3, 0, nested_3};
 
 	assert_int_equal(custom_labels_run_with(kv, 2, run_fn, &inner), 0);
 	assert_int_equal(inner.calls, 1);
-	EXPECT({ "a", "1" }, { "s", "span1" });
+	EXPECT({"a", "1"}, {"s", "span1"});
 }
 
 static void test_run_with_nested(void **state)
 {
-	const struct custom_labels_kv kv[] = { { "s", 1, "span1", 5 } };
-	const struct kv inside[] = { { "a", "1" }, { "s", "span1" } };
-	struct run_check rc = { inside, 2, 0, nested_2 };
+	const struct custom_labels_kv kv[] = {{"s", 1, "span1", 5}};
+	const struct kv inside[] = {{"a", "1"}, {"s", "span1"}};
+	struct run_check rc = {inside, 2, 0, nested_2};
 
 	set_ok("a", "1");
 	assert_int_equal(custom_labels_run_with(kv, 1, run_fn, &rc), 0);
 	assert_int_equal(rc.calls, 1);
-	EXPECT({ "a", "1" });
+	EXPECT({"a", "1"});
 }
 
 static struct custom_labels_labelset *swap_to;
@@ -736,36 +736,36 @@ static struct custom_labels_labelset *swap_to;
 static void swap_inside(struct run_check *rc)
 {
 	custom_labels_swap(swap_to);
-	EXPECT({ "r", "3" });
+	EXPECT({"r", "3"});
 }
 
 static void test_run_with_prepared(void **state)
 {
-	const struct custom_labels_kv kv[] = { { "x", 1, "9", 1 }, { "p", 1, "one", 3 } };
-	const struct kv inside[] = { { "p", "one" }, { "q", "2" }, { "x", "9" } };
+	const struct custom_labels_kv kv[] = {{"x", 1, "9", 1}, {"p", 1, "one", 3}};
+	const struct kv inside[] = {{"p", "one"}, {"q", "2"}, {"x", "9"}};
 	struct custom_labels_labelset *p = labelset("p", "1", "q", "2");
-	struct run_check rc = { inside, 3, 0, NULL };
+	struct run_check rc = {inside, 3, 0, NULL};
 
 	swap_to = labelset("r", "3", NULL, NULL);
 	custom_labels_swap(p);
 	assert_int_equal(custom_labels_run_with(kv, 2, run_fn, &rc), 0);
-	EXPECT({ "p", "1" }, { "q", "2" });
+	EXPECT({"p", "1"}, {"q", "2"});
 	assert_int_equal(custom_labels_labelset_count(p), 2);
 	/* fn installs another prepared set: the one before comes back */
-	rc = (struct run_check){ inside, 3, 0, swap_inside };
+	rc = (struct run_check){inside, 3, 0, swap_inside};
 	assert_int_equal(custom_labels_run_with(kv, 2, run_fn, &rc), 0);
 	assert_ptr_equal(custom_labels_swap(NULL), p);
 	/* from own labels, same */
 	set_ok("o", "0");
-	rc = (struct run_check){ NULL, 0, 0, NULL };
+	rc = (struct run_check){NULL, 0, 0, NULL};
 	rc.then = swap_inside;
-	rc.expect = (const struct kv[]){ { "o", "0" }, { "x", "9" }, { "p", "one" } };
+	rc.expect = (const struct kv[]){{"o", "0"}, {"x", "9"}, {"p", "one"}};
 	rc.n = 3;
 	assert_int_equal(custom_labels_run_with(kv, 2, run_fn, &rc), 0);
-	EXPECT({ "o", "0" });
+	EXPECT({"o", "0"});
 	/* from none */
 	assert_int_equal(custom_labels_clear(), 0);
-	rc.expect = (const struct kv[]){ { "x", "9" }, { "p", "one" } };
+	rc.expect = (const struct kv[]){{"x", "9"}, {"p", "one"}};
 	rc.n = 2;
 	assert_int_equal(custom_labels_run_with(kv, 2, run_fn, &rc), 0);
 	EXPECT_NONE();
@@ -776,41 +776,39 @@ static void test_run_with_prepared(void **state)
 
 static void test_run_with_errors(void **state)
 {
-	struct run_check rc = { NULL, 0, 0, NULL };
-	const struct custom_labels_kv ok = { "x", 1, "9", 1 };
+	struct run_check rc = {NULL, 0, 0, NULL};
+	const struct custom_labels_kv ok = {"x", 1, "9", 1};
 	struct custom_labels_kv bad;
 	const struct custom_labels_kv three[] = {
-		{ "x", 1, "1", 1 }, { "y", 1, "2", 1 }, { "x", 1, "3", 1 }
-	};
+		{"x", 1, "1", 1}, {"y", 1, "2", 1}, {"x", 1, "3", 1}};
 	const struct custom_labels_kv four[] = {
-		{ "x", 1, "1", 1 }, { "y", 1, "2", 1 }, { "z", 1, "3", 1 }, { "a", 1, "4", 1 }
-	};
+		{"x", 1, "1", 1}, {"y", 1, "2", 1}, {"z", 1, "3", 1}, {"a", 1, "4", 1}};
 
 	set_ok("a", "1");
 	set_ok("b", "2");
 	assert_int_equal(custom_labels_run_with(&ok, 1, NULL, NULL), -EINVAL);
 	assert_int_equal(custom_labels_run_with(NULL, 1, run_fn, &rc), -EINVAL);
-	bad = (struct custom_labels_kv){ NULL, 0, "v", 1 };
+	bad = (struct custom_labels_kv){NULL, 0, "v", 1};
 	assert_int_equal(custom_labels_run_with(&bad, 1, run_fn, &rc), -EINVAL);
-	bad = (struct custom_labels_kv){ "k", 1, NULL, 1 };
+	bad = (struct custom_labels_kv){"k", 1, NULL, 1};
 	assert_int_equal(custom_labels_run_with(&bad, 1, run_fn, &rc), -EINVAL);
-	bad = (struct custom_labels_kv){ "012345678", MAX_KEY + 1, "v", 1 };
+	bad = (struct custom_labels_kv){"012345678", MAX_KEY + 1, "v", 1};
 	assert_int_equal(custom_labels_run_with(&bad, 1, run_fn, &rc), -EMSGSIZE);
-	bad = (struct custom_labels_kv){ "k", 1, "0123456789abcdefX", MAX_VALUE + 1 };
+	bad = (struct custom_labels_kv){"k", 1, "0123456789abcdefX", MAX_VALUE + 1};
 	assert_int_equal(custom_labels_run_with(&bad, 1, run_fn, &rc), -EMSGSIZE);
 	/* 2 present + x, y, z = 5 > 4 */
 	assert_int_equal(custom_labels_run_with(four, 3, run_fn, &rc), -ENOSPC);
 	assert_int_equal(rc.calls, 0);
-	EXPECT({ "a", "1" }, { "b", "2" });
+	EXPECT({"a", "1"}, {"b", "2"});
 	/* a present key adds nothing; a repeated key counts once and takes its last value */
-	rc.expect = (const struct kv[]){ { "a", "4" }, { "b", "2" } };
+	rc.expect = (const struct kv[]){{"a", "4"}, {"b", "2"}};
 	rc.n = 2;
 	assert_int_equal(custom_labels_run_with(four + 3, 1, run_fn, &rc), 0);
-	rc.expect = (const struct kv[]){ { "a", "1" }, { "b", "2" }, { "x", "3" }, { "y", "2" } };
+	rc.expect = (const struct kv[]){{"a", "1"}, {"b", "2"}, {"x", "3"}, {"y", "2"}};
 	rc.n = 4;
 	assert_int_equal(custom_labels_run_with(three, 3, run_fn, &rc), 0);
 	assert_int_equal(rc.calls, 2);
-	EXPECT({ "a", "1" }, { "b", "2" });
+	EXPECT({"a", "1"}, {"b", "2"});
 }
 
 static void exit_now(void *arg)
@@ -829,7 +827,7 @@ static void record_labels(void *arg)
 
 static void *exiting_in_run_with(void *arg)
 {
-	const struct custom_labels_kv kv = { "inner", 5, "2", 1 };
+	const struct custom_labels_kv kv = {"inner", 5, "2", 1};
 
 	custom_labels_set_str("outer", "1");
 	pthread_cleanup_push(record_labels, NULL);
@@ -913,7 +911,7 @@ static void test_threads_are_separate(void **state)
 	assert_int_equal(pthread_create(&t, NULL, labels_on_new_thread, p), 0);
 	assert_int_equal(pthread_join(t, &ret), 0);
 	assert_null(ret);
-	EXPECT({ "main", "1" });
+	EXPECT({"main", "1"});
 	assert_int_equal(custom_labels_labelset_count(p), 1);
 	custom_labels_labelset_free(p);
 }
@@ -927,7 +925,7 @@ static void run_change(void *arg)
 /* After the first use, nothing but labelset_new/capture allocates. */
 static void test_no_allocation_on_hot_path(void **state)
 {
-	const struct custom_labels_kv kv[] = { { "x", 1, "9", 1 }, { "q", 1, "3", 1 } };
+	const struct custom_labels_kv kv[] = {{"x", 1, "9", 1}, {"q", 1, "3", 1}};
 	struct custom_labels_labelset *p = labelset("p", "1", "q", "2");
 	unsigned long before;
 	int i;

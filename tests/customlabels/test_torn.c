@@ -35,16 +35,15 @@
 
 #include "customlabels.h"
 
-
-#define MAXL CUSTOM_LABELS_DEFAULT_MAX_LABELS
-#define MAX_KEY CUSTOM_LABELS_DEFAULT_MAX_KEY_LEN
-#define MAX_VALUE CUSTOM_LABELS_DEFAULT_MAX_VALUE_LEN
-#define NKEYS 24 /* more keys than fit in a set: ENOSPC happens */
-#define NVERS 8
-#define NPREP 4 /* prepared sets per writer */
-#define NWRITERS 2
+#define MAXL	       CUSTOM_LABELS_DEFAULT_MAX_LABELS
+#define MAX_KEY	       CUSTOM_LABELS_DEFAULT_MAX_KEY_LEN
+#define MAX_VALUE      CUSTOM_LABELS_DEFAULT_MAX_VALUE_LEN
+#define NKEYS	       24 /* more keys than fit in a set: ENOSPC happens */
+#define NVERS	       8
+#define NPREP	       4 /* prepared sets per writer */
+#define NWRITERS       2
 #define WRITER_LIFE_NS 250000000L /* writers are replaced: first uses and exits go on */
-#define MAX_DEPTH 3 /* of nested run_with */
+#define MAX_DEPTH      3	  /* of nested run_with */
 /*
  * Share of the API calls single-stepped: a stepped call costs thousands of
  * times an unstepped one, so the labels still change a lot in between.
@@ -56,9 +55,9 @@
  * stepped, the timer is only a complement and gets a smaller share.
  */
 #if defined(__x86_64__)
-#define CAN_STEP 1
+#define CAN_STEP      1
 #define X86_EFLAGS_TF 0x100
-#define TIMER_NS 200000L
+#define TIMER_NS      200000L
 #else
 #define CAN_STEP 0
 #define TIMER_NS 20000L
@@ -91,7 +90,7 @@ struct abi_v0 {
 extern __thread struct abi_v0 custom_labels_thread_local_data;
 #define ABI_TLS ((void *)&custom_labels_thread_local_data)
 #else
-#define ABI_V0 0
+#define ABI_V0	0
 extern __thread struct abi_set *custom_labels_current_set;
 #define ABI_TLS ((void *)&custom_labels_current_set)
 #endif
@@ -116,7 +115,7 @@ enum op {
 	OP_SWAP,
 	OP_RUN_WITH,
 	OP_PREPARED, /* changes a prepared set (not installed: TLS untouched) */
-	OP_READ, /* get and count */
+	OP_READ,     /* get and count */
 	OP_N,
 	OP_RESTORE = OP_N, /* run_with restoring; not chosen, counted */
 	OP_KINDS,
@@ -128,19 +127,26 @@ static const char *const op_names[OP_KINDS] = {
 
 enum failure {
 	F_NONE,
-	F_COUNT, /* count over capacity or the limit */
-	F_NULL, /* NULL storage, key or value buffer */
-	F_LEN, /* key or value length out of range */
+	F_COUNT,    /* count over capacity or the limit */
+	F_NULL,	    /* NULL storage, key or value buffer */
+	F_LEN,	    /* key or value length out of range */
 	F_CHECKSUM, /* label bytes do not match their checksum: torn */
-	F_UNKNOWN, /* a consistent label the test never used */
-	F_DUP, /* duplicate key */
-	F_SET, /* a set the writer did not publish */
-	F_API, /* an API call returned what the model did not predict */
+	F_UNKNOWN,  /* a consistent label the test never used */
+	F_DUP,	    /* duplicate key */
+	F_SET,	    /* a set the writer did not publish */
+	F_API,	    /* an API call returned what the model did not predict */
 };
 
 static const char *const failure_names[] = {
-	"none", "count", "NULL buffer", "length", "checksum (torn label)", "unknown label",
-	"duplicate key", "set not published", "unexpected API result",
+	"none",
+	"count",
+	"NULL buffer",
+	"length",
+	"checksum (torn label)",
+	"unknown label",
+	"duplicate key",
+	"set not published",
+	"unexpected API result",
 };
 
 /* A label set as the test models it: distinct kids. */
@@ -151,12 +157,12 @@ struct model {
 };
 
 struct stats {
-	unsigned long interrupts; /* timer and single-step stops */
-	unsigned long steps; /* of which single steps */
+	unsigned long interrupts;     /* timer and single-step stops */
+	unsigned long steps;	      /* of which single steps */
 	unsigned long hits[OP_KINDS]; /* interrupts during an API call of each kind */
-	unsigned long saw_new; /* ... that already saw the call's new set */
-	unsigned long saw_empty; /* v0 documented empty windows seen */
-	unsigned long labels; /* labels validated */
+	unsigned long saw_new;	      /* ... that already saw the call's new set */
+	unsigned long saw_empty;      /* v0 documented empty windows seen */
+	unsigned long labels;	      /* labels validated */
 	unsigned long ops[OP_KINDS];
 	unsigned long failures;
 	enum failure first; /* first failure and where */
@@ -167,8 +173,8 @@ struct stats {
 struct writer {
 	void *tls; /* this thread's ABI TLS object */
 	struct model m[2];
-	volatile int cur; /* m[cur] is published */
-	volatile int in_op; /* an API call runs: m[!cur] may be published too */
+	volatile int cur;	  /* m[cur] is published */
+	volatile int in_op;	  /* an API call runs: m[!cur] may be published too */
 	volatile int allow_empty; /* v0: the call may show the empty set */
 	volatile int op;
 	volatile int armed;
@@ -315,8 +321,8 @@ static void check_snapshot(struct writer *w)
 			return;
 		}
 		memcpy(&sum, l[i].value.buf + l[i].value.len - 4, 4);
-		if (sum != checksum(l[i].key.buf, l[i].key.len, l[i].value.buf,
-				    l[i].value.len - 4)) {
+		if (sum !=
+		    checksum(l[i].key.buf, l[i].key.len, l[i].value.buf, l[i].value.len - 4)) {
 			fail_at(w, F_CHECKSUM, i, n);
 			return;
 		}
@@ -384,7 +390,8 @@ static __attribute__((noinline)) void step_on(void)
 			 "pushfq\n\t"
 			 "orq $0x100, (%%rsp)\n\t"
 			 "popfq\n\t"
-			 "lea 128(%%rsp), %%rsp" ::: "memory", "cc");
+			 "lea 128(%%rsp), %%rsp" ::
+				 : "memory", "cc");
 }
 #endif
 
@@ -511,7 +518,7 @@ static void do_delete(struct writer *w)
 
 static void do_clear(struct writer *w)
 {
-	const struct model none = { 0 };
+	const struct model none = {0};
 
 	begin(w, &none, OP_CLEAR, false);
 	custom_labels_clear();
@@ -521,7 +528,7 @@ static void do_clear(struct writer *w)
 
 static void do_swap(struct writer *w)
 {
-	const struct model none = { 0 };
+	const struct model none = {0};
 	unsigned int j = rnd(w, NPREP + 1);
 	struct custom_labels_labelset *prev, *want = w->installed >= 0 ? w->ps[w->installed] : NULL;
 
@@ -604,7 +611,7 @@ static void do_run_with(struct writer *w)
 {
 	const struct model *m = cur_model(w);
 	struct custom_labels_kv kv[3];
-	struct rw_ctx c = { w, *m, w->installed, 0 };
+	struct rw_ctx c = {w, *m, w->installed, 0};
 	struct model next = *m;
 	unsigned int i, n = 1 + rnd(w, 3);
 	bool fits = true, replaced = false, added = false;
@@ -614,7 +621,7 @@ static void do_run_with(struct writer *w)
 		unsigned int kid = rnd(w, NKEYS), ver = rnd(w, NVERS);
 		const struct inst *in = &insts[kid][ver];
 
-		kv[i] = (struct custom_labels_kv){ in->key, in->klen, in->value, in->vlen };
+		kv[i] = (struct custom_labels_kv){in->key, in->klen, in->value, in->vlen};
 		if (model_find(m, kid) >= 0)
 			replaced = true;
 		else
@@ -692,9 +699,9 @@ static long elapsed_ns(const struct timespec *t0)
 static void *writer_main(void *arg)
 {
 	struct run *run = arg;
-	struct writer w = { .installed = -1, .weights = run->weights, .rng = run->seed };
-	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGPROF };
-	struct itimerspec its = { { 0, TIMER_NS }, { 0, TIMER_NS } };
+	struct writer w = {.installed = -1, .weights = run->weights, .rng = run->seed};
+	struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGPROF};
+	struct itimerspec its = {{0, TIMER_NS}, {0, TIMER_NS}};
 	struct timespec t0;
 	timer_t timer;
 	unsigned int j, i;
@@ -775,7 +782,7 @@ static void hammer(const unsigned int *weights, double share)
 {
 	static uint64_t seed = 0x9e3779b97f4a7c15ULL;
 	long budget = (long)(test_seconds() * share * 1e9);
-	struct stats total = { 0 };
+	struct stats total = {0};
 	struct run runs[NWRITERS];
 	pthread_t threads[NWRITERS];
 	struct timespec t0;
@@ -786,10 +793,12 @@ static void hammer(const unsigned int *weights, double share)
 		long left = budget - elapsed_ns(&t0);
 
 		for (i = 0; i < NWRITERS; i++) {
-			runs[i] = (struct run){ .weights = weights,
-						.life_ns = left < WRITER_LIFE_NS ? left : WRITER_LIFE_NS,
-						.seed = rnd64(&seed) | 1 };
-			assert_int_equal(pthread_create(&threads[i], NULL, writer_main, &runs[i]), 0);
+			runs[i] = (struct run){.weights = weights,
+					       .life_ns = left < WRITER_LIFE_NS ? left
+										: WRITER_LIFE_NS,
+					       .seed = rnd64(&seed) | 1};
+			assert_int_equal(pthread_create(&threads[i], NULL, writer_main, &runs[i]),
+					 0);
 		}
 		for (i = 0; i < NWRITERS; i++) {
 			assert_int_equal(pthread_join(threads[i], NULL), 0);
@@ -826,7 +835,10 @@ static void hammer(const unsigned int *weights, double share)
 static void test_own_set(void **state)
 {
 	static const unsigned int w[OP_N] = {
-		[OP_SET] = 50, [OP_DELETE] = 30, [OP_CLEAR] = 2, [OP_READ] = 10,
+		[OP_SET] = 50,
+		[OP_DELETE] = 30,
+		[OP_CLEAR] = 2,
+		[OP_READ] = 10,
 	};
 
 	hammer(w, 0.3);
@@ -835,8 +847,8 @@ static void test_own_set(void **state)
 static void test_prepared_sets(void **state)
 {
 	static const unsigned int w[OP_N] = {
-		[OP_SET] = 25, [OP_DELETE] = 15, [OP_CLEAR] = 2, [OP_SWAP] = 30,
-		[OP_PREPARED] = 20, [OP_READ] = 5,
+		[OP_SET] = 25,	[OP_DELETE] = 15,   [OP_CLEAR] = 2,
+		[OP_SWAP] = 30, [OP_PREPARED] = 20, [OP_READ] = 5,
 	};
 
 	hammer(w, 0.3);
@@ -845,7 +857,7 @@ static void test_prepared_sets(void **state)
 static void test_everything(void **state)
 {
 	static const unsigned int w[OP_N] = {
-		[OP_SET] = 25, [OP_DELETE] = 15, [OP_CLEAR] = 2, [OP_SWAP] = 12,
+		[OP_SET] = 25,	    [OP_DELETE] = 15,	[OP_CLEAR] = 2, [OP_SWAP] = 12,
 		[OP_RUN_WITH] = 25, [OP_PREPARED] = 10, [OP_READ] = 5,
 	};
 
@@ -859,7 +871,7 @@ int main(void)
 		cmocka_unit_test(test_prepared_sets),
 		cmocka_unit_test(test_everything),
 	};
-	struct sigaction sa = { .sa_sigaction = on_sigprof, .sa_flags = SA_SIGINFO | SA_RESTART };
+	struct sigaction sa = {.sa_sigaction = on_sigprof, .sa_flags = SA_SIGINFO | SA_RESTART};
 
 	setvbuf(stdout, NULL, _IOLBF, 0); /* whole lines, in order with cmocka's stderr */
 	make_insts();
