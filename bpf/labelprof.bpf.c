@@ -345,7 +345,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct lp_counters *c;
 	struct lp_scratch *sc;
 	struct lp_sample *s;
-	__u32 off = sizeof(*s);
+	__u32 off = sizeof(*s), flags;
 	bool kthread;
 	long n;
 
@@ -376,7 +376,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->label_count = 0;
 	s->label_bytes = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
-	kthread = BPF_CORE_READ(task, flags) & PF_KTHREAD;
+	flags = BPF_CORE_READ(task, flags);
+	kthread = flags & PF_KTHREAD;
 
 	if (kernel_stacks) {
 		n = bpf_get_stack(ctx, &sc->rec[off], stack_depth * sizeof(__u64), 0);
@@ -400,10 +401,16 @@ int on_sample(struct bpf_perf_event_data *ctx)
 				s->status |= LP_ST_USTACK_ERR;
 			}
 		}
-		if (read_labels)
-			read_label_set(task, sc, s, &off, c);
-		else
+		/*
+		 * Once a thread exits, glibc may hand its stack and TLS block to a
+		 * new thread while the old task still runs kernel exit code.
+		 */
+		if (!read_labels)
 			s->status |= LP_ST_LABELS_OFF;
+		else if (flags & PF_EXITING)
+			s->status |= LP_ST_EXITING;
+		else
+			read_label_set(task, sc, s, &off, c);
 	}
 
 	if (s->status & LP_ST_READ_FAULT)
@@ -578,11 +585,12 @@ static __always_inline bool is_label_library(int fd)
 }
 
 /*
- * A process that publishes no labels (yet) maps a file: maybe a label
- * library, at startup or dlopen'd. Every mapping of a library named as the
- * spec says is reported (its data segment, where the TLS descriptors live,
- * comes after its code); of other files, only code, rate-limited. The hint
- * goes out when the mapping exists (sys_exit_mmap).
+ * A process maps a file: maybe a label library, at startup or dlopen'd.
+ * Every mapping of a library named as the spec says is reported (its data
+ * segment, where the TLS descriptors live, comes after its code; and a
+ * library loaded again may get other TLS); of other files, only code mapped
+ * by processes without labels, rate-limited. The hint goes out when the
+ * mapping exists (sys_exit_mmap).
  */
 SEC("tracepoint/syscalls/sys_enter_mmap")
 int on_mmap(struct trace_event_raw_sys_enter *ctx)
@@ -592,19 +600,17 @@ int on_mmap(struct trace_event_raw_sys_enter *ctx)
 	struct lp_recipe *r;
 	__u8 kind;
 
-	if ((long)ctx->args[4] < 0)
+	if ((long)ctx->args[4] < 0 || !passes_filter(tgid))
 		return 0;
-	r = bpf_map_lookup_elem(&recipes, &tgid);
-	if (r && r->form != LP_FORM_NONE)
-		return 0;
-	if (!passes_filter(tgid))
-		return 0;
-	if (is_label_library(ctx->args[4]))
+	/* a label library mapped again (dlopen after dlclose) may get new TLS */
+	if (is_label_library(ctx->args[4])) {
 		kind = 2;
-	else if (ctx->args[2] & PROT_EXEC)
+	} else {
+		r = bpf_map_lookup_elem(&recipes, &tgid);
+		if (!(ctx->args[2] & PROT_EXEC) || (r && r->form != LP_FORM_NONE))
+			return 0;
 		kind = 1;
-	else
-		return 0;
+	}
 	bpf_map_update_elem(&mmap_pending, &tid, &kind, BPF_ANY);
 	return 0;
 }

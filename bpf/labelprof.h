@@ -100,6 +100,7 @@ enum lp_sample_status {
 	LP_ST_USTACK_ERR = 1 << 7,
 	LP_ST_LABELS_OFF = 1 << 8,  /* label reading disabled at load time */
 	LP_ST_TLS_PENDING = 1 << 9, /* the label library's TLS is not relocated yet */
+	LP_ST_EXITING = 1 << 10,    /* the thread is exiting: its TLS may belong to a new thread */
 };
 
 /*

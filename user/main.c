@@ -187,9 +187,9 @@ static error_t parse_record_opt(int key, char *arg, struct argp_state *state)
 /*
  * A regular output file is written as a temporary file next to it and renamed
  * into place: no partial profile, and a symlink planted at the path is
- * replaced, never followed. Devices and pipes (/dev/stdout, a FIFO) are
- * written directly. Opened at start so a bad destination fails before
- * sampling.
+ * replaced, never followed. Devices and pipes (/dev/null, a FIFO, and
+ * /dev/stdout, a symlink owned by root) are written directly. Opened at start
+ * so a bad destination fails before sampling.
  */
 struct output_file {
 	char tmp_path[PATH_MAX];
@@ -197,6 +197,28 @@ struct output_file {
 	bool direct;
 	FILE *f;
 };
+
+/* A device or pipe at path (lst: its lstat) to write to directly, or -1. */
+static int open_special(const char *path, const struct stat *lst)
+{
+	struct stat st;
+	int fd;
+
+	if (S_ISLNK(lst->st_mode)) {
+		/* followed only if nobody else could have planted it */
+		if (lst->st_uid != 0 && lst->st_uid != geteuid())
+			return -1;
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+	} else {
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return S_ISLNK(lst->st_mode) ? -1 : -errno;
+	if (!fstat(fd, &st) && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+		return fd;
+	close(fd);
+	return S_ISLNK(lst->st_mode) ? -1 : -EINVAL;
+}
 
 static int output_file__open(struct output_file *of, const char *path)
 {
@@ -211,17 +233,19 @@ static int output_file__open(struct output_file *of, const char *path)
 	}
 	if (!lstat(path, &st) && S_ISDIR(st.st_mode))
 		return -EISDIR;
-	if (!lstat(path, &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		of->direct = true;
-		of->f = fdopen(fd, "w");
-		if (!of->f) {
-			close(fd);
-			return -ENOMEM;
+	if (!lstat(path, &st) && !S_ISREG(st.st_mode)) {
+		fd = open_special(path, &st);
+		if (fd < -1)
+			return fd;
+		if (fd >= 0) {
+			of->direct = true;
+			of->f = fdopen(fd, "w");
+			if (!of->f) {
+				close(fd);
+				return -ENOMEM;
+			}
+			return 0;
 		}
-		return 0;
 	}
 	snprintf(dir_buf, sizeof(dir_buf), "%s", path);
 	snprintf(base_buf, sizeof(base_buf), "%s", path);

@@ -60,11 +60,12 @@ static void put_str_or_null(FILE *f, const char *s)
 static const char *const flag_names[32] = {
 	[0] = "no_recipe",  [1] = "labels_read",     [2] = "read_fault",   [3] = "truncated",
 	[4] = "malformed",  [5] = "dtv_unallocated", [6] = "kstack_error", [7] = "ustack_error",
-	[8] = "labels_off", [31] = "dropped",
+	[8] = "labels_off", [9] = "tls_pending",     [10] = "exiting",	   [31] = "dropped",
 };
 
 _Static_assert(LP_ST_NO_RECIPE == 1 << 0 && LP_ST_TRUNCATED == 1 << 3 &&
-		       LP_ST_LABELS_OFF == 1 << 8 && PROFILE_ST_DROPPED == 1u << 31,
+		       LP_ST_LABELS_OFF == 1 << 8 && LP_ST_TLS_PENDING == 1 << 9 &&
+		       LP_ST_EXITING == 1 << 10 && PROFILE_ST_DROPPED == 1u << 31,
 	       "flag_names follows the status bits");
 
 static void put_flags(FILE *f, __u32 status)

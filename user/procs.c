@@ -268,10 +268,11 @@ void procs__handle_event(struct procs *p, const struct lp_proc_event *ev)
 		resolve_pid(p, ev->tgid, false);
 		break;
 	case LP_EVENT_EXEC_MAP:
-		/* new code is mapped: maybe the label library, at startup or dlopen'd */
-		e = lookup(p, ev->tgid);
-		if (!e || e->form == LP_FORM_NONE)
-			resolve_pid(p, ev->tgid, true);
+		/*
+		 * New code in a process without labels, or a label library mapped
+		 * (again): at startup, dlopen'd, or reloaded with other TLS.
+		 */
+		resolve_pid(p, ev->tgid, true);
 		break;
 	}
 }

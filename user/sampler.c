@@ -16,6 +16,7 @@
 
 #define DEFAULT_RINGBUF_BYTES (8u << 20)
 #define DEFAULT_MAX_PROCESSES 65536
+#define TRACEFS_EXEC_ID	      "/sys/kernel/tracing/events/sched/sched_process_exec/id"
 
 struct sampler {
 	struct labelprof_bpf *skel;
@@ -75,6 +76,13 @@ static const char *missing_privileges(void)
 		return "CAP_PERFMON";
 	if (!has_cap(CAP_SYS_PTRACE))
 		return "CAP_SYS_PTRACE";
+	/*
+	 * libbpf attaches the classic tracepoints through their ids in tracefs,
+	 * which is root-only (mode 0700) unless mounted otherwise.
+	 */
+	if (!has_cap(CAP_DAC_READ_SEARCH) && !has_cap(CAP_DAC_OVERRIDE) &&
+	    faccessat(AT_FDCWD, TRACEFS_EXEC_ID, R_OK, AT_EACCESS) && errno == EACCES)
+		return "CAP_DAC_READ_SEARCH (to read tracepoint ids in /sys/kernel/tracing)";
 	return NULL;
 }
 
@@ -199,7 +207,7 @@ int sampler__check_system(char *err, size_t err_len)
 	if (missing) {
 		set_err(err, err_len,
 			"not enough privileges: %s is missing (run as root, or grant CAP_BPF, "
-			"CAP_PERFMON, CAP_SYS_PTRACE and CAP_SYS_RESOURCE)",
+			"CAP_PERFMON, CAP_SYS_PTRACE, CAP_SYS_RESOURCE and CAP_DAC_READ_SEARCH)",
 			missing);
 		return -EPERM;
 	}

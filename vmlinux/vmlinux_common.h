@@ -93,6 +93,7 @@ struct trace_event_raw_sys_exit {
 
 #pragma clang attribute pop
 
+#define PF_EXITING 0x00000004
 #define PF_KTHREAD 0x00200000
 #define PROT_EXEC 0x4
 
