@@ -95,3 +95,22 @@ workloads: $(WL_BINS)
 
 TEST_DEPS += $(WL_BINS)
 DEMO_DEPS += $(WL_DEMO)
+
+# dlcycle: dlopen()s the library by path, cycle after cycle (not linked).
+$(WL_DIR)/dlcycle: $(WL_SRC)/dlcycle.c $(WL_COMMON) $(call wl_dep_lib,1) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(LDFLAGS) $< $(WL_COMMON) -ldl -lpthread -o $@
+
+# The same library without -z nodelete, so that dlclose() really unmaps it.
+WL_UNLOADABLE := $(WL_DIR)/unloadable/libcustomlabels.so
+$(WL_UNLOADABLE): $(CL_V1_OBJS)
+	$(call msg,LIB,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(LDFLAGS) -shared -pthread -Wl,-z,now $^ -o $@
+
+# threadchurn: thousands of short-lived labelled threads.
+$(WL_DIR)/threadchurn: $(WL_SRC)/threadchurn.c $(WL_COMMON) $(call wl_dep_lib,1) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(LDFLAGS) $< $(WL_COMMON) $(call wl_link_lib,1) -lpthread -o $@
+
+WL_BINS += $(WL_DIR)/dlcycle $(WL_UNLOADABLE) $(WL_DIR)/threadchurn
+TEST_DEPS += $(WL_DIR)/dlcycle $(WL_UNLOADABLE) $(WL_DIR)/threadchurn
