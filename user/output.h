@@ -52,16 +52,10 @@ int output__write_json(FILE *f, const struct profile *p, struct symbolizer *sym,
 		       const struct output_meta *meta);
 
 /*
- * A report for people: for every label key, the CPU share of each of its
- * values and the hottest functions under each (output_report.c).
- */
-int output__write_report(FILE *f, const struct profile *p, struct symbolizer *sym,
-			 const struct output_meta *meta);
-
-/*
  * A report for people: for every label key, the CPU share of each value (the
  * top ones; samples that do not set the key as "(not set)") and the hottest
  * functions (self time) under each. Non-printable bytes are shown as \xHH.
+ * sym may be NULL (functions are then "[unknown]").
  */
 int output__write_report(FILE *f, const struct profile *p, struct symbolizer *sym,
 			 const struct output_meta *meta);

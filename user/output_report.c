@@ -72,6 +72,9 @@ static const char *leaf_function(struct report *r, const struct profile_sample *
 	char *name;
 	int found;
 
+	/* Without a symbolizer (allowed, as for the other writers) no frame is known. */
+	if (!r->sym)
+		return s->ustack_len ? "[unknown]" : s->kstack_len ? "[unknown] [k]" : "[no stack]";
 	if (s->ustack_len) {
 		found = !symbolizer__resolve_user(r->sym, s->snapshot, s->ustack[0],
 						  s->kstack_len ? SYM_RETURN_ADDRESS : 0, &fr);
@@ -308,7 +311,9 @@ int output__write_report(FILE *f, const struct profile *p, struct symbolizer *sy
 	if (!r.nkeys)
 		fputs("No sample carried labels.\n", f);
 
-	qsort(r.rows, r.len, sizeof(*r.rows), row_cmp);
+	/* rows is NULL when no sample has labels, and qsort's base must not be. */
+	if (r.len)
+		qsort(r.rows, r.len, sizeof(*r.rows), row_cmp);
 	for (first = 0; first < r.len; first = i) {
 		for (i = first + 1;
 		     i < r.len && !bytes_cmp(r.rows[i].key, r.rows[i].key_len, r.rows[first].key,

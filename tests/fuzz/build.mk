@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# libFuzzer targets for every parser of untrusted input, built with clang from
+# the user/ sources they exercise (not liblabelprof.a, which is built by gcc):
+#   fuzz_elf      ELF files: TLS inspection and every elf_file__* reader
+#   fuzz_maps     /proc/PID/maps text: maps__parse and maps__find
+#   fuzz_profile  ring-buffer records: aggregation and every output writer
+#
+# make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="fuzz_elf ..."]  runs each target on its
+# checked-in corpus (tests/fuzz/corpus/NAME); new inputs and crashes go to
+# $(OUTPUT)/fuzz/runs/NAME/. tests/fuzz/smoke replays the corpus once (make test).
+
+FUZZ_DIR := $(OUTPUT)/fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARNINGS) -fno-omit-frame-pointer -D_GNU_SOURCE \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_HDRS := $(wildcard user/*.h) bpf/labelprof.h tests/fuzz/build.mk
+
+FUZZ_SRCS_fuzz_elf := user/elf.c user/tls.c
+FUZZ_SRCS_fuzz_maps := user/maps.c
+# symbols.c only links: the profile is fuzzed without a symbolizer.
+FUZZ_SRCS_fuzz_profile := user/profile.c user/output_folded.c user/output_json.c \
+	user/output_report.c user/symbols.c user/maps.c user/elf.c
+FUZZ_ALL := fuzz_elf fuzz_maps fuzz_profile
+FUZZ_TARGETS ?= $(FUZZ_ALL)
+FUZZ_BINS := $(addprefix $(FUZZ_DIR)/,$(FUZZ_ALL))
+
+# libFuzzer exists for the host only.
+ifeq ($(ARCH),$(HOST_ARCH))
+TEST_DEPS += $(FUZZ_BINS)
+endif
+
+define fuzz_target
+$(FUZZ_DIR)/$(1): tests/fuzz/$(1).c $(FUZZ_SRCS_$(1)) $(FUZZ_HDRS) | $(FUZZ_DIR)
+	$$(call msg,FUZZ-CC,$$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(INCLUDES) $$< $(FUZZ_SRCS_$(1)) $(USER_LIBS) -o $$@
+endef
+$(foreach t,$(FUZZ_ALL),$(eval $(call fuzz_target,$(t))))
+
+$(FUZZ_DIR):
+	$(Q)mkdir -p $@
+
+.PHONY: fuzz
+fuzz: $(FUZZ_BINS)
+	$(Q)set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_DIR)/runs/$$t/new; \
+		echo "  FUZZ     $$t for $(FUZZ_SECONDS)s"; \
+		$(FUZZ_DIR)/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=$(FUZZ_DIR)/runs/$$t/ $(FUZZ_DIR)/runs/$$t/new \
+			tests/fuzz/corpus/$$t; \
+	done
