@@ -589,15 +589,22 @@ static void test_refresh_of_zombie_keeps_maps(void **state)
 {
 	struct symbolizer *sym = symbolizer__new(NULL);
 	struct sym_frame f;
+	int i, go[2];
 	pid_t child;
+	char c;
 	__u32 id;
-	int i;
 
+	assert_int_equal(pipe(go), 0);
 	child = fork();
 	assert_true(child >= 0);
-	if (!child)
-		_exit(0);
+	if (!child) {
+		/* alive until the parent has its snapshot */
+		close(go[1]);
+		_exit(read(go[0], &c, 1) < 0);
+	}
+	close(go[0]);
 	id = symbolizer__observe_pid(sym, child);
+	close(go[1]);
 	/* exited, not reaped: /proc/PID/maps is empty from now on */
 	for (i = 0; i < 1000; i++) {
 		char path[64], state_char = 0;
