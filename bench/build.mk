@@ -1,0 +1,20 @@
+# Benchmarks `make bench` runs through bench/run (the driver); binaries land
+# in $(OUTPUT)/bench. bench_customlabels is built by libcustomlabels/build.mk.
+
+BENCH_DIR := $(OUTPUT)/bench
+
+# The labelled workload: libcustomlabels loaded at startup, as the spec asks;
+# -fno-optimize-sibling-calls keeps one frame per recursion level.
+# (libcustomlabels/build.mk is read after this file: name the library itself)
+$(BENCH_DIR)/bench_workload: bench/bench_workload.c $(OUTPUT)/lib/libcustomlabels.so | $(BENCH_DIR)
+	$(call msg,BENCH-CC,$@)
+	$(Q)$(CC) $(CFLAGS) -fno-optimize-sibling-calls -Ilibcustomlabels $(LDFLAGS) $< \
+		-L$(OUTPUT)/lib -lcustomlabels $(CL_RPATH) -pthread -o $@
+
+# Aggregation replay: malloc and friends are wrapped to count liblabelprof's allocations.
+$(BENCH_DIR)/bench_replay: bench/bench_replay.c $(USER_LIB) | $(BENCH_DIR)
+	$(call msg,BENCH-CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $(LDFLAGS) $< $(USER_LIB) $(USER_LIBS) \
+		-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc -o $@
+
+BENCH_BINS += $(BENCH_DIR)/bench_workload $(BENCH_DIR)/bench_replay
