@@ -87,10 +87,12 @@ def test_thread_churn(request, tmp_path):
     report = load_json(report_path)
     assert report["started"] == THREADS
     own = {tid: label_set({"thread": str(seq), "tid": str(tid)}) for seq, tid in report["threads"]}
+    # each thread sets "thread" then "tid": in between it really has only the first
+    partial = {tid: label_set({"thread": str(seq)}) for seq, tid in report["threads"]}
     samples = rec.profile.of_pids(report["pid"])
     burn = [s for s in samples if in_function(s, "burn_thread")]
     wrong = [(s["tid"], s.get("labels")) for s in samples
-             if labels_of(s) and labels_of(s) != own.get(s["tid"])]
+             if labels_of(s) and labels_of(s) not in (own.get(s["tid"]), partial.get(s["tid"]))]
     right = [s for s in burn if labels_of(s) == own.get(s["tid"])]
     threads = {s["tid"] for s in right}
     measure(request, f"{count(right)}/{count(burn)} burn_thread samples labelled, "
