@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include "abi.h"
 
 #ifndef CL_LIB_DIR
 #error "CL_LIB_DIR: directory of the built libraries"
@@ -98,28 +99,6 @@ static const struct variant v0 = {
 	V0_TLS_SYMBOL,
 	V1_TLS_SYMBOL,
 	16,
-};
-
-/* The ABI layouts. */
-struct abi_string {
-	size_t len;
-	const unsigned char *buf;
-};
-
-struct abi_label {
-	struct abi_string key;
-	struct abi_string value;
-};
-
-struct abi_set {
-	struct abi_label *storage;
-	size_t count;
-	size_t capacity;
-};
-
-struct abi_v0 {
-	struct abi_label *storage;
-	size_t count;
 };
 
 struct elf_handle {

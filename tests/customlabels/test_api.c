@@ -23,33 +23,12 @@
 #include <cmocka.h>
 
 #include "customlabels.h"
+#include "abi.h"
 
 /* The limits these tests configure, small enough to reach. */
 #define MAX_LABELS 4
 #define MAX_KEY	   8
 #define MAX_VALUE  16
-
-/* The ABI as a reader knows it, independent of the library's own definitions. */
-struct abi_string {
-	size_t len;
-	const unsigned char *buf;
-};
-
-struct abi_label {
-	struct abi_string key;
-	struct abi_string value;
-};
-
-struct abi_set {
-	struct abi_label *storage;
-	size_t count;
-	size_t capacity;
-};
-
-struct abi_v0 {
-	struct abi_label *storage;
-	size_t count;
-};
 
 /*
  * The ABI symbols, declared as a reader knows them. The TLS object's address

@@ -34,6 +34,7 @@
 #include <cmocka.h>
 
 #include "customlabels.h"
+#include "abi.h"
 
 #define MAXL	       CUSTOM_LABELS_DEFAULT_MAX_LABELS
 #define MAX_KEY	       CUSTOM_LABELS_DEFAULT_MAX_KEY_LEN
@@ -62,27 +63,6 @@
 #define CAN_STEP 0
 #define TIMER_NS 20000L
 #endif
-
-struct abi_string {
-	size_t len;
-	const unsigned char *buf;
-};
-
-struct abi_label {
-	struct abi_string key;
-	struct abi_string value;
-};
-
-struct abi_set {
-	struct abi_label *storage;
-	size_t count;
-	size_t capacity;
-};
-
-struct abi_v0 {
-	struct abi_label *storage;
-	size_t count;
-};
 
 /* The TLS object, through the ABI symbol: its address comes from the dynamic linker. */
 #ifdef CL_TEST_ABI_V0
