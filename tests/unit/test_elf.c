@@ -22,6 +22,7 @@
 
 #include "elf.h"
 #include "tls.h"
+#include "fixtures.h"
 
 #if defined(__x86_64__)
 #define NATIVE_EM      EM_X86_64
@@ -30,32 +31,6 @@
 #define NATIVE_EM      EM_AARCH64
 #define NATIVE_TLSDESC R_AARCH64_TLSDESC
 #endif
-
-static char fixture_dir[PATH_MAX - 256];
-
-static int find_fixture_dir(void)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -1;
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (!slash || slash - self + sizeof("/tls") > sizeof(fixture_dir))
-		return -1;
-	*slash = '\0';
-	strcpy(fixture_dir, self);
-	strcat(fixture_dir, "/tls");
-	return 0;
-}
-
-static const char *fixture_path(const char *name, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s/%s", fixture_dir, name);
-	return buf;
-}
 
 /* A fixture's bytes, or NULL (and the test is skipped) if it was not built. */
 static unsigned char *load_fixture(const char *name, size_t *size)

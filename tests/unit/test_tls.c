@@ -30,6 +30,7 @@
 
 #include "elf.h"
 #include "tls.h"
+#include "fixtures.h"
 
 #if defined(__x86_64__)
 #define NATIVE_LIBC "/lib/x86_64-linux-gnu/libc.so.6"
@@ -40,35 +41,6 @@
 #endif
 #define QEMU_AARCH64	"/usr/bin/qemu-aarch64"
 #define AARCH64_SYSROOT "/usr/aarch64-linux-gnu"
-
-static char fixture_dir[PATH_MAX - 256];
-
-/* The fixtures live in tls/ next to this test binary. */
-static int find_fixture_dir(void)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -1;
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	if (strlen(self) + sizeof("/tls") > sizeof(fixture_dir))
-		return -1;
-	strcpy(fixture_dir, self);
-	strcat(fixture_dir, "/tls");
-	return 0;
-}
-
-static const char *fixture_path(const char *name, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s/%s", fixture_dir, name);
-	return buf;
-}
 
 static bool fixture_exists(const char *name)
 {
