@@ -7,7 +7,9 @@ set -eu
 packages="make gcc clang libclang-rt-14-dev llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev pkg-config
 	libcmocka-dev musl-tools elfutils binutils python3 python3-pytest
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
-	linux-perf bpftrace clang-format"
+	linux-perf bpftrace clang-format
+	protobuf-c-compiler libprotobuf-c-dev protobuf-compiler golang-go chromium
+	libcurl4-openssl-dev libmicrohttpd-dev libsystemd-dev libinih-dev systemd tmux yamllint groff-base"
 
 cross=
 if [ "${1:-}" = --cross ]; then
