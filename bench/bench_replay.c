@@ -22,6 +22,7 @@
 #include "labelprof.h"
 #include "output.h"
 #include "profile.h"
+#include "symprof.h"
 
 #define N_STACKS	10000
 #define N_LABEL_SETS	1000
@@ -189,13 +190,16 @@ static double write_ms(struct profile *p, bool json)
 {
 	FILE *f = fopen("/dev/null", "w");
 	uint64_t t0 = now_ns();
+	struct symprof *sp;
 	int err;
 
 	if (!f) {
 		perror("bench_replay: /dev/null");
 		exit(1);
 	}
-	err = json ? output__write_json(f, p, NULL, NULL) : output__write_folded(f, p, NULL);
+	sp = symprof__from_profile(p, NULL, NULL);
+	err = sp ? output__write(f, json ? OUTPUT_JSON : OUTPUT_FOLDED, sp, NULL) : -ENOMEM;
+	symprof__free(sp);
 	fclose(f);
 	if (err) {
 		fprintf(stderr, "bench_replay: writing the profile failed (%d)\n", err);

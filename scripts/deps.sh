@@ -26,7 +26,8 @@ if [ "$cross" = aarch64 ]; then
 		dpkg --add-architecture arm64
 		missing="$missing libbpf-dev:arm64"
 	fi
-	for p in libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libcmocka-dev:arm64; do
+	for p in libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libcmocka-dev:arm64 \
+		libprotobuf-c-dev:arm64; do
 		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
 			missing="$missing $p"
 	done

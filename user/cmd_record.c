@@ -19,10 +19,9 @@
 #include "profile.h"
 #include "sampler.h"
 #include "symbols.h"
+#include "symprof.h"
 
 #define MAX_PIDS 1024
-
-enum output_format { FORMAT_JSON, FORMAT_FOLDED, FORMAT_REPORT };
 
 struct record_env {
 	unsigned int freq_hz;
@@ -32,6 +31,7 @@ struct record_env {
 	size_t pid_count;
 	const char *cgroup_path;
 	enum output_format format;
+	struct output_opts output_opts;
 	const char *output_path; /* NULL: stdout */
 	bool read_labels;
 	bool kernel_stacks;
@@ -60,6 +60,7 @@ enum {
 	OPT_MAX_KEY,
 	OPT_MAX_VALUE,
 	OPT_RINGBUF,
+	OPT_PPROF_LABELS,
 };
 
 static const struct argp_option record_options[] = {
@@ -72,7 +73,12 @@ static const struct argp_option record_options[] = {
 	 "profiled processes exit)",
 	 0},
 	{"format", OPT_FORMAT, "FORMAT", 0,
-	 "json (default), folded (flamegraph.pl input) or report (CPU share per label value)", 0},
+	 "json (default), folded (flamegraph.pl input), report (CPU share per label value), pprof, "
+	 "otlp, otlp-json or html",
+	 0},
+	{"pprof-labels", OPT_PPROF_LABELS, "LIST", 0,
+	 "Also label pprof/OTLP samples with these: pid, tid, comm, thread_name (comma-separated)",
+	 0},
 	{"output", 'o', "FILE", 0, "Write the profile here instead of standard output", 0},
 	{"no-labels", OPT_NO_LABELS, NULL, 0, "Do not read labels (stacks only)", 0},
 	{"no-kernel-stacks", OPT_NO_KERNEL, NULL, 0, "Do not collect kernel stacks", 0},
@@ -89,6 +95,7 @@ static error_t parse_record_opt(int key, char *arg, struct argp_state *state)
 	struct record_env *env = state->input;
 	unsigned long long v;
 	char *tok, *save = NULL;
+	int format;
 	double d;
 	char *end;
 
@@ -123,14 +130,17 @@ static error_t parse_record_opt(int key, char *arg, struct argp_state *state)
 		env->duration_s = d;
 		break;
 	case OPT_FORMAT:
-		if (!strcmp(arg, "json"))
-			env->format = FORMAT_JSON;
-		else if (!strcmp(arg, "folded"))
-			env->format = FORMAT_FOLDED;
-		else if (!strcmp(arg, "report"))
-			env->format = FORMAT_REPORT;
-		else
-			argp_error(state, "unknown format '%s' (json, folded or report)", arg);
+		format = output__format_by_name(arg);
+		if (format < 0)
+			argp_error(state, "unknown format '%s' (%s)", arg, output__format_names());
+		env->format = format;
+		break;
+	case OPT_PPROF_LABELS:
+		format = output__extra_labels_by_names(arg);
+		if (format < 0)
+			argp_error(state, "unknown label in '%s' (pid, tid, comm, thread_name)",
+				   arg);
+		env->output_opts.extra_labels = format;
 		break;
 	case 'o':
 		env->output_path = arg;
@@ -359,18 +369,20 @@ static void print_summary(const struct recorder *r, const struct lp_counters *c,
 static int write_profile(struct recorder *r, FILE *f, const struct lp_counters *c,
 			 __u64 start_unix_ns, __u64 duration_ns)
 {
-	struct output_meta meta = {
+	struct symprof_build_opts bo = {
 		.frequency_hz = r->env->freq_hz,
 		.start_time_unix_ns = start_unix_ns,
 		.duration_ns = duration_ns,
-		.counters = *c,
+		.counters = c,
 	};
+	struct symprof *sp = symprof__from_profile(r->profile, r->symbolizer, &bo);
+	int err;
 
-	if (r->env->format == FORMAT_FOLDED)
-		return output__write_folded(f, r->profile, r->symbolizer);
-	if (r->env->format == FORMAT_REPORT)
-		return output__write_report(f, r->profile, r->symbolizer, &meta);
-	return output__write_json(f, r->profile, r->symbolizer, &meta);
+	if (!sp)
+		return -ENOMEM;
+	err = output__write(f, r->env->format, sp, &r->env->output_opts);
+	symprof__free(sp);
+	return err;
 }
 
 int cmd_record(int argc, char **argv)
@@ -405,6 +417,12 @@ int cmd_record(int argc, char **argv)
 	}
 	if (check_targets(&env))
 		return 1;
+	if (!env.output_path && output__format_is_binary(env.format) && isatty(STDOUT_FILENO)) {
+		fprintf(stderr,
+			"labelprof: %s is binary: not writing it to a terminal (use -o FILE)\n",
+			output__format_name(env.format));
+		return 2;
+	}
 	err = output_file__open(&of, env.output_path);
 	if (err) {
 		fprintf(stderr, "labelprof: cannot write %s: %s\n", env.output_path,

@@ -10,7 +10,8 @@ static const struct command {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{"record", cmd_record, "sample CPU stacks with the labels threads had set, write a profile"},
+	{"record", cmd_record,
+	 "sample CPU stacks with the labels threads had set, write a profile"},
 };
 
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))

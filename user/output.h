@@ -8,21 +8,51 @@
 #ifndef LABELPROF_OUTPUT_H
 #define LABELPROF_OUTPUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <linux/types.h>
 
 #include "labelprof.h"
 
-struct profile;
-struct symbolizer;
+struct symprof;
 
-struct output_meta {
-	__u64 frequency_hz;
-	__u64 start_time_unix_ns;
-	__u64 duration_ns;
-	struct lp_counters counters; /* summed over CPUs */
+enum output_format {
+	OUTPUT_JSON,
+	OUTPUT_FOLDED,
+	OUTPUT_REPORT,
+	OUTPUT_PPROF,
+	OUTPUT_OTLP,
+	OUTPUT_OTLP_JSON,
+	OUTPUT_HTML,
+	OUTPUT_FORMAT_COUNT,
 };
+
+/* Labels added to every pprof/OTLP sample beside its custom labels (--pprof-labels). */
+enum output_extra_labels {
+	OUTPUT_LABEL_PID = 1 << 0,
+	OUTPUT_LABEL_TID = 1 << 1,
+	OUTPUT_LABEL_COMM = 1 << 2,	   /* the process's name */
+	OUTPUT_LABEL_THREAD_NAME = 1 << 3, /* the thread's name */
+};
+
+struct output_opts {
+	unsigned int extra_labels; /* enum output_extra_labels */
+};
+
+/* "pid,comm" and the like to enum output_extra_labels bits; -1 for an unknown name. */
+int output__extra_labels_by_names(const char *list);
+/* "json", "folded", ... to a format; returns -1 for an unknown name. */
+int output__format_by_name(const char *name);
+const char *output__format_name(enum output_format format);
+/* The names, comma-separated, for help and error messages. */
+const char *output__format_names(void);
+/* Whether the format is binary (not for a terminal). */
+bool output__format_is_binary(enum output_format format);
+
+/* Writes sp in format; opts may be NULL. Returns 0 or -errno. */
+int output__write(FILE *f, enum output_format format, const struct symprof *sp,
+		  const struct output_opts *opts);
 
 /*
  * Folded stacks, one line per (comm, label set, stack) summed over pids and
@@ -32,9 +62,9 @@ struct output_meta {
  * then kernel frames suffixed "_[k]" (leaf-most: the kernel runs on behalf
  * of the user frames). A frame is the function name, "[module+0xOFF]" when
  * only the module is known (basename without the brackets of a pseudo path
- * like "[vdso]"; OFF is sym_frame.module_offset) or "[unknown]". A sample
- * whose stack was dropped by the profile's memory limit has the frame
- * "[dropped]".
+ * like "[vdso]"; OFF is the location's module_offset) or "[unknown]".
+ * Inlined functions are frames of their own. A sample whose stack was
+ * dropped by the profile's memory limit has the frame "[dropped]".
  *
  * Escaping: in comm, label keys and values, function and module names, each
  * of the bytes ; , = [ ] \ space, 0x00-0x1f, 0x7f, and every byte that is not
@@ -42,23 +72,30 @@ struct output_meta {
  * other byte is copied. Decoding replaces each \xHH with its byte; the
  * structural characters ; , = [ ] and space in a line are therefore never
  * part of a name.
- *
- * sym may be NULL (frames are then "[unknown]"). Returns 0 or -errno.
  */
-int output__write_folded(FILE *f, const struct profile *p, struct symbolizer *sym);
+int output__write_folded(FILE *f, const struct symprof *sp, const struct output_opts *opts);
 
-/* The JSON document described in docs/json-format.md. meta may be NULL (zeros). */
-int output__write_json(FILE *f, const struct profile *p, struct symbolizer *sym,
-		       const struct output_meta *meta);
+/* The JSON document described in docs/json-format.md. */
+int output__write_json(FILE *f, const struct symprof *sp, const struct output_opts *opts);
 
 /*
  * A report for people: for every label key, the CPU share of each value (the
  * top ones; samples that do not set the key as "(not set)") and the hottest
  * functions (self time) under each. Non-printable bytes are shown as \xHH.
- * sym may be NULL (functions are then "[unknown]").
  */
-int output__write_report(FILE *f, const struct profile *p, struct symbolizer *sym,
-			 const struct output_meta *meta);
+int output__write_report(FILE *f, const struct symprof *sp, const struct output_opts *opts);
+
+/* A gzipped perftools.profiles.Profile (DESIGN section 5). */
+int output__write_pprof(FILE *f, const struct symprof *sp, const struct output_opts *opts);
+
+/* An OTLP ExportProfilesServiceRequest, binary protobuf (DESIGN section 5). */
+int output__write_otlp(FILE *f, const struct symprof *sp, const struct output_opts *opts);
+
+/* The same request in OTLP's JSON mapping (lowerCamelCase, hex ids, 64-bit ints as strings). */
+int output__write_otlp_json(FILE *f, const struct symprof *sp, const struct output_opts *opts);
+
+/* One self-contained HTML page: flame graph, CPU by label value, label filter. */
+int output__write_html(FILE *f, const struct symprof *sp, const struct output_opts *opts);
 
 /*
  * The length of the valid UTF-8 sequence starting at s (n bytes available):

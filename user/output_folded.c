@@ -11,7 +11,7 @@
 
 #include "output.h"
 #include "profile.h"
-#include "symbols.h"
+#include "symprof.h"
 
 struct line {
 	size_t off, len;
@@ -19,7 +19,7 @@ struct line {
 };
 
 struct folded {
-	struct symbolizer *sym;
+	const struct symprof *sp;
 	char *buf;
 	size_t len, cap;
 	struct line *lines;
@@ -93,85 +93,94 @@ static int put_escaped(struct folded *w, const void *p, size_t n)
 	return 0;
 }
 
-static int put_frame(struct folded *w, const struct sym_frame *fr)
+/* The name of a location without a known function: "[module+0xOFF]" or "[unknown]". */
+static int put_unknown(struct folded *w, const struct sp_location *loc)
 {
+	const struct sp_string *module = symprof__str(w->sp, w->sp->mappings[loc->mapping].file);
+	const char *base;
 	char num[32];
+	size_t len;
 	int err;
 
-	if (fr->function) {
-		err = put_escaped(w, fr->function, strlen(fr->function));
-	} else if (fr->module) {
-		const char *base = strrchr(fr->module, '/');
-		size_t len;
-
-		base = base ? base + 1 : fr->module;
-		len = strlen(base);
-		/* "[vdso]" becomes "[vdso+0x...]". */
-		if (len >= 2 && base[0] == '[' && base[len - 1] == ']') {
-			base++;
-			len -= 2;
-		}
-		snprintf(num, sizeof(num), "+0x%" PRIx64 "]", (uint64_t)fr->module_offset);
-		err = put_str(w, "[");
-		if (!err)
-			err = put_escaped(w, base, len);
-		if (!err)
-			err = put_str(w, num);
-	} else {
-		err = put_str(w, "[unknown]");
+	if (!module->len)
+		return put_str(w, "[unknown]");
+	base = memrchr(module->bytes, '/', module->len);
+	base = base ? base + 1 : (const char *)module->bytes;
+	len = module->len - (base - (const char *)module->bytes);
+	/* "[vdso]" becomes "[vdso+0x...]". */
+	if (len >= 2 && base[0] == '[' && base[len - 1] == ']') {
+		base++;
+		len -= 2;
 	}
-	if (!err && fr->kernel)
-		err = put_str(w, "_[k]");
+	snprintf(num, sizeof(num), "+0x%" PRIx64 "]", (uint64_t)loc->module_offset);
+	err = put_str(w, "[");
+	if (!err)
+		err = put_escaped(w, base, len);
+	return err ?: put_str(w, num);
+}
+
+/* A location root first: the function that holds the address, then what is inlined in it. */
+static int put_location(struct folded *w, __u32 id)
+{
+	const struct sp_location *loc = &w->sp->locations[id];
+	__u32 i;
+	int err = 0;
+
+	if (!loc->line_count) {
+		err = put_str(w, ";");
+		err = err ?: put_unknown(w, loc);
+		if (!err && loc->kernel)
+			err = put_str(w, "_[k]");
+		return err;
+	}
+	for (i = loc->line_count; i-- > 0 && !err;) {
+		const struct sp_line *l = &w->sp->lines[loc->first_line + i];
+		const struct sp_string *name =
+			symprof__str(w->sp, w->sp->functions[l->function].name);
+
+		err = put_str(w, ";");
+		if (!err && name->len)
+			err = put_escaped(w, name->bytes, name->len);
+		else if (!err)
+			err = put_unknown(w, loc);
+		if (!err && loc->kernel)
+			err = put_str(w, "_[k]");
+	}
 	return err;
 }
 
-static int add_line(const struct profile_sample *s, void *ctx)
+static int add_line(struct folded *w, const struct sp_sample *s)
 {
-	struct folded *w = ctx;
-	size_t start = w->len, i;
-	struct sym_frame fr;
+	const struct sp_range *set = &w->sp->label_sets[s->label_set];
+	const struct sp_range *stack = &w->sp->stacks[s->stack];
+	const struct sp_string *comm = symprof__str(w->sp, s->comm);
+	size_t start = w->len;
+	__u32 i;
 	int err;
 
-	err = put_escaped(w, s->comm, s->comm_len);
+	err = put_escaped(w, comm->bytes, comm->len);
 	if (!err)
 		err = put_str(w, ";[");
-	for (i = 0; i < s->label_count && !err; i++) {
-		const struct profile_label *l = &s->labels[i];
+	for (i = 0; i < set->count && !err; i++) {
+		const struct sp_label *l = &w->sp->labels[set->first + i];
+		const struct sp_string *k = symprof__str(w->sp, l->key);
+		const struct sp_string *v = symprof__str(w->sp, l->value);
 
 		if (i)
 			err = put_str(w, ",");
 		if (!err)
-			err = put_escaped(w, l->key, l->key_len);
+			err = put_escaped(w, k->bytes, k->len);
 		if (!err)
 			err = put_str(w, "=");
 		if (!err)
-			err = put_escaped(w, l->value, l->value_len);
+			err = put_escaped(w, v->bytes, v->len);
 	}
 	if (!err)
 		err = put_str(w, "]");
-	/* Root first. Only a leaf IP is exact; with kernel frames, so is none of the user ones. */
-	for (i = s->ustack_len; i-- > 0 && !err;) {
-		unsigned int flags = i || s->kstack_len ? SYM_RETURN_ADDRESS : 0;
-
-		if (w->sym)
-			symbolizer__resolve_user(w->sym, s->snapshot, s->ustack[i], flags, &fr);
-		else
-			fr = (struct sym_frame){.address = s->ustack[i]};
-		err = put_str(w, ";");
-		if (!err)
-			err = put_frame(w, &fr);
-	}
-	for (i = s->kstack_len; i-- > 0 && !err;) {
-		if (w->sym)
-			symbolizer__resolve_kernel(w->sym, s->kstack[i], i ? SYM_RETURN_ADDRESS : 0,
-						   &fr);
-		else
-			fr = (struct sym_frame){.address = s->kstack[i], .kernel = true};
-		err = put_str(w, ";");
-		if (!err)
-			err = put_frame(w, &fr);
-	}
-	if (!err && (s->status & PROFILE_ST_DROPPED) && !s->ustack_len && !s->kstack_len)
+	/* root first: the stack is stored leaf first */
+	for (i = stack->count; i-- > 0 && !err;)
+		err = put_location(w, w->sp->stack_locations[stack->first + i]);
+	if (!err && (s->status & PROFILE_ST_DROPPED) && !stack->count)
 		err = put_str(w, ";[dropped]");
 	if (err)
 		return err;
@@ -200,13 +209,14 @@ static int cmp_line(const void *a, const void *b, void *ctx)
 	return x->len < y->len ? -1 : x->len > y->len;
 }
 
-int output__write_folded(FILE *f, const struct profile *p, struct symbolizer *sym)
+int output__write_folded(FILE *f, const struct symprof *sp, const struct output_opts *opts)
 {
-	struct folded w = {.sym = sym};
+	struct folded w = {.sp = sp};
 	size_t i, j;
-	int err;
+	int err = 0;
 
-	err = profile__for_each(p, add_line, &w);
+	for (i = 0; i < sp->sample_count && !err; i++)
+		err = add_line(&w, &sp->samples[i]);
 	if (err)
 		goto out_free;
 	if (w.nr)

@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "output.h"
-#include "profile.h"
-#include "symbols.h"
+#include "symprof.h"
 
 #define TOP_VALUES    10
 #define TOP_FUNCTIONS 4
@@ -20,17 +19,17 @@ struct report_row {
 	const unsigned char *key;
 	const unsigned char *value;
 	const char *function;
-	__u32 key_len;
-	__u32 value_len;
+	size_t key_len;
+	size_t value_len;
 	__u64 count;
 };
 
 struct report {
-	struct symbolizer *sym;
+	const struct symprof *sp;
 	struct report_row *rows;
 	size_t len, cap;
-	/* distinct label keys seen, to report samples that do not set one */
-	struct profile_label *keys;
+	/* distinct label keys seen (string ids), to report samples that do not set one */
+	__u32 *keys;
 	size_t nkeys, keys_cap;
 	char **names; /* function names owned by the report */
 	size_t nnames, names_cap;
@@ -65,97 +64,95 @@ static int bytes_cmp(const unsigned char *a, size_t alen, const unsigned char *b
 	return (alen > blen) - (alen < blen);
 }
 
-/* The sample's own code: the user leaf if there is one, else the kernel leaf. */
-static const char *leaf_function(struct report *r, const struct profile_sample *s)
+/* The sample's own code: the innermost function at the leaf, kernel or user. */
+static const char *leaf_function(struct report *r, const struct sp_sample *s)
 {
-	struct sym_frame fr = {};
-	char *name;
-	int found;
+	const struct sp_range *stack = &r->sp->stacks[s->stack];
+	const struct sp_location *loc;
+	const struct sp_string *name;
+	char *kname;
 
-	/* Without a symbolizer (allowed, as for the other writers) no frame is known. */
-	if (!r->sym)
-		return s->ustack_len ? "[unknown]" : s->kstack_len ? "[unknown] [k]" : "[no stack]";
-	if (s->ustack_len) {
-		found = !symbolizer__resolve_user(r->sym, s->snapshot, s->ustack[0],
-						  s->kstack_len ? SYM_RETURN_ADDRESS : 0, &fr);
-		if (found && fr.function)
-			return fr.function;
-		return "[unknown]";
+	if (!stack->count)
+		return "[no stack]";
+	loc = &r->sp->locations[r->sp->stack_locations[stack->first]];
+	name = symprof__str(r->sp,
+			    loc->line_count
+				    ? r->sp->functions[r->sp->lines[loc->first_line].function].name
+				    : 0);
+	if (!loc->kernel)
+		return name->len ? (const char *)name->bytes : "[unknown]";
+	if (!name->len)
+		return "[unknown] [k]";
+	if (asprintf(&kname, "%s [k]", name->bytes) < 0 ||
+	    grow((void **)&r->names, &r->names_cap, r->nnames + 1, sizeof(char *))) {
+		r->err = -ENOMEM;
+		return "[unknown] [k]";
 	}
-	if (s->kstack_len) {
-		found = !symbolizer__resolve_kernel(r->sym, s->kstack[0], 0, &fr);
-		if (!found || !fr.function)
-			return "[unknown] [k]";
-		if (asprintf(&name, "%s [k]", fr.function) < 0 ||
-		    grow((void **)&r->names, &r->names_cap, r->nnames + 1, sizeof(char *))) {
-			r->err = -ENOMEM;
-			return "[unknown] [k]";
-		}
-		r->names[r->nnames++] = name;
-		return name;
-	}
-	return "[no stack]";
+	r->names[r->nnames++] = kname;
+	return kname;
 }
 
-static int add_row(struct report *r, const struct profile_label *key,
-		   const struct profile_label *value, const char *function, __u64 count)
+static int add_row(struct report *r, __u32 key, const __u32 *value, const char *function,
+		   __u64 count)
 {
+	const struct sp_string *k = symprof__str(r->sp, key);
+	const struct sp_string *v = value ? symprof__str(r->sp, *value) : NULL;
+
 	if (grow((void **)&r->rows, &r->cap, r->len + 1, sizeof(*r->rows)))
 		return -ENOMEM;
 	r->rows[r->len++] = (struct report_row){
-		.key = key->key,
-		.key_len = key->key_len,
-		.value = value ? value->value : NULL,
-		.value_len = value ? value->value_len : 0,
+		.key = k->bytes,
+		.key_len = k->len,
+		.value = v ? v->bytes : NULL,
+		.value_len = v ? v->len : 0,
 		.function = function,
 		.count = count,
 	};
 	return 0;
 }
 
-static int note_key(struct report *r, const struct profile_label *l)
+static int note_key(struct report *r, __u32 key)
 {
 	size_t i;
 
 	for (i = 0; i < r->nkeys; i++)
-		if (!bytes_cmp(r->keys[i].key, r->keys[i].key_len, l->key, l->key_len))
+		if (r->keys[i] == key)
 			return 0;
 	if (grow((void **)&r->keys, &r->keys_cap, r->nkeys + 1, sizeof(*r->keys)))
 		return -ENOMEM;
-	r->keys[r->nkeys++] = *l;
+	r->keys[r->nkeys++] = key;
 	return 0;
 }
 
-static int collect(const struct profile_sample *s, void *ctx)
+static int collect(struct report *r, const struct sp_sample *s)
 {
-	struct report *r = ctx;
+	const struct sp_range *set = &r->sp->label_sets[s->label_set];
 	const char *fn = leaf_function(r, s);
 	size_t i;
 
 	r->total += s->count;
-	if (s->label_count)
+	if (set->count)
 		r->labelled += s->count;
-	for (i = 0; i < s->label_count; i++) {
-		if (note_key(r, &s->labels[i]) ||
-		    add_row(r, &s->labels[i], &s->labels[i], fn, s->count))
+	for (i = 0; i < set->count; i++) {
+		const struct sp_label *l = &r->sp->labels[set->first + i];
+
+		if (note_key(r, l->key) || add_row(r, l->key, &l->value, fn, s->count))
 			return -ENOMEM;
 	}
 	return r->err;
 }
 
 /* Samples that do not set a key count under "(not set)" for that key. */
-static int collect_unset(const struct profile_sample *s, void *ctx)
+static int collect_unset(struct report *r, const struct sp_sample *s)
 {
-	struct report *r = ctx;
+	const struct sp_range *set = &r->sp->label_sets[s->label_set];
 	size_t k, i;
 
 	for (k = 0; k < r->nkeys; k++) {
-		for (i = 0; i < s->label_count; i++)
-			if (!bytes_cmp(s->labels[i].key, s->labels[i].key_len, r->keys[k].key,
-				       r->keys[k].key_len))
+		for (i = 0; i < set->count; i++)
+			if (r->sp->labels[set->first + i].key == r->keys[k])
 				break;
-		if (i == s->label_count &&
-		    add_row(r, &r->keys[k], NULL, leaf_function(r, s), s->count))
+		if (i == set->count && add_row(r, r->keys[k], NULL, leaf_function(r, s), s->count))
 			return -ENOMEM;
 	}
 	return r->err;
@@ -288,16 +285,17 @@ static int print_key(FILE *f, const struct report *r, size_t first, size_t end)
 	return 0;
 }
 
-int output__write_report(FILE *f, const struct profile *p, struct symbolizer *sym,
-			 const struct output_meta *meta)
+int output__write_report(FILE *f, const struct symprof *sp, const struct output_opts *opts)
 {
-	struct report r = {.sym = sym};
+	const struct sp_meta *meta = &sp->meta;
+	struct report r = {.sp = sp};
 	size_t i, first;
-	int err;
+	int err = 0;
 
-	err = profile__for_each(p, collect, &r);
-	if (!err && r.nkeys)
-		err = profile__for_each(p, collect_unset, &r);
+	for (i = 0; i < sp->sample_count && !err; i++)
+		err = collect(&r, &sp->samples[i]);
+	for (i = 0; i < sp->sample_count && r.nkeys && !err; i++)
+		err = collect_unset(&r, &sp->samples[i]);
 	if (err)
 		goto out;
 
@@ -324,6 +322,8 @@ int output__write_report(FILE *f, const struct profile *p, struct symbolizer *sy
 		if (err)
 			break;
 	}
+	if (!err && fflush(f))
+		err = -errno;
 	if (!err && ferror(f))
 		err = -EIO;
 out:

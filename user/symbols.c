@@ -1517,6 +1517,9 @@ int symbolizer__resolve_user(struct symbolizer *sym, __u32 snapshot, __u64 ip, u
 	if (!e)
 		return -ENOENT;
 	f->module_offset = ip - e->start + e->offset;
+	f->map_start = e->start;
+	f->map_end = e->end;
+	f->map_offset = e->offset;
 	switch (e->kind) {
 	case MAPS_FILE:
 		f->module = e->path;

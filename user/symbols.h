@@ -32,6 +32,15 @@ struct symbolizer_opts {
 
 struct symbolizer;
 
+/* One source position; strings stay valid until the next call on the symbolizer. */
+struct sym_line {
+	const char *function; /* NULL: unknown */
+	const char *file;     /* source file; NULL: unknown */
+	__u32 line;	      /* 0: unknown */
+	__u32 column;	      /* 0: unknown */
+	__u32 start_line;     /* first line of function (DW_AT_decl_line); 0: unknown */
+};
+
 /* One resolved address. Strings stay valid until the next call on the symbolizer. */
 struct sym_frame {
 	__u64 address;
@@ -48,6 +57,16 @@ struct sym_frame {
 	const char *function;	       /* NULL: unknown */
 	const unsigned char *build_id; /* NULL: unknown */
 	size_t build_id_len;
+	/* The user mapping holding address: [map_start, map_end) at file offset map_offset. */
+	__u64 map_start;
+	__u64 map_end;
+	__u64 map_offset;
+	/*
+	 * From DWARF when available: innermost inlined function first; the last
+	 * entry is the function that holds address. line_count 0 without DWARF.
+	 */
+	const struct sym_line *lines;
+	size_t line_count;
 	bool kernel;
 };
 

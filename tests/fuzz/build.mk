@@ -19,8 +19,9 @@ FUZZ_HDRS := $(wildcard user/*.h) bpf/labelprof.h tests/fuzz/build.mk
 FUZZ_SRCS_fuzz_elf := user/elf.c user/tls.c
 FUZZ_SRCS_fuzz_maps := user/maps.c
 # symbols.c only links: the profile is fuzzed without a symbolizer.
-FUZZ_SRCS_fuzz_profile := user/profile.c user/output_folded.c user/output_json.c \
-	user/output_report.c user/symbols.c user/maps.c user/elf.c
+FUZZ_SRCS_fuzz_profile := user/profile.c user/output.c user/output_folded.c user/output_json.c \
+	user/output_report.c user/symprof.c user/symprof_build.c user/symbols.c user/maps.c \
+	user/elf.c
 FUZZ_ALL := fuzz_elf fuzz_maps fuzz_profile
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS := $(addprefix $(FUZZ_DIR)/,$(FUZZ_ALL))

@@ -18,6 +18,7 @@
 
 #include "output.h"
 #include "profile.h"
+#include "symprof.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -178,43 +179,27 @@ static void check_json(const char *buf, size_t len)
 }
 
 /* Runs a writer into memory; returns its text (caller frees) and length. */
-static char *render(int (*write)(FILE *f, const struct profile *p), const struct profile *p,
-		    size_t *len)
+static char *render(enum output_format format, const struct symprof *sp, size_t *len)
 {
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
 
 	if (!f)
 		abort();
-	if (write(f, p))
+	if (output__write(f, format, sp, NULL))
 		abort();
 	if (fclose(f))
 		abort();
 	return buf;
 }
 
-static int write_folded(FILE *f, const struct profile *p)
-{
-	return output__write_folded(f, p, NULL);
-}
-
-static int write_json(FILE *f, const struct profile *p)
-{
-	return output__write_json(f, p, NULL, NULL);
-}
-
-static int write_report(FILE *f, const struct profile *p)
-{
-	/* Unlike the JSON writer, the report requires meta. */
-	static const struct output_meta meta = {.frequency_hz = 99, .duration_ns = 1000000000};
-
-	return output__write_report(f, p, NULL, &meta);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static const struct symprof_build_opts build = {.frequency_hz = 99,
+							.duration_ns = 1000000000};
 	struct profile_opts opts = {0};
 	struct profile_stats st;
+	struct symprof *sp;
 	struct profile *p;
 	size_t len;
 	char *out;
@@ -227,18 +212,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	add_records(p, data + 1, size - 1);
 	profile__stats(p, &st);
+	sp = symprof__from_profile(p, NULL, &build);
+	if (!sp)
+		abort();
 
-	out = render(write_folded, p, &len);
+	out = render(OUTPUT_FOLDED, sp, &len);
 	if (check_folded(out, len) != st.samples - st.dropped)
 		abort();
 	free(out);
-	out = render(write_json, p, &len);
+	out = render(OUTPUT_JSON, sp, &len);
 	check_json(out, len);
 	free(out);
-	out = render(write_report, p, &len);
+	out = render(OUTPUT_REPORT, sp, &len);
 	check_text(out, len);
 	free(out);
 
+	symprof__free(sp);
 	profile__free(p);
 	return 0;
 }

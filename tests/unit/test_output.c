@@ -20,6 +20,7 @@
 
 #include "output.h"
 #include "profile.h"
+#include "symprof.h"
 #include "symbols.h"
 
 int lp_out_leaf(int x);
@@ -89,16 +90,27 @@ static void add(struct profile *p, __u32 pid, __u32 tid, const char *comm, __u32
 	assert_int_equal(profile__add_sample(p, buf, off), 0);
 }
 
+/* Symbolizes p (sym may be NULL) and writes it in format; returns the text. */
+static char *render(enum output_format format, const struct profile *p, struct symbolizer *sym,
+		    const struct symprof_build_opts *opts, size_t *len)
+{
+	struct symprof *sp = symprof__from_profile(p, sym, opts);
+	char *out = NULL;
+	FILE *f = open_memstream(&out, len);
+
+	assert_non_null(sp);
+	assert_non_null(f);
+	assert_int_equal(output__write(f, format, sp, NULL), 0);
+	fclose(f);
+	symprof__free(sp);
+	return out;
+}
+
 static char *folded(const struct profile *p, struct symbolizer *sym)
 {
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
+	size_t len;
 
-	assert_non_null(f);
-	assert_int_equal(output__write_folded(f, p, sym), 0);
-	fclose(f);
-	return out;
+	return render(OUTPUT_FOLDED, p, sym, NULL, &len);
 }
 
 static const __u64 kst[] = {0xffffffff81000010ULL};
@@ -324,16 +336,10 @@ static char *python_summary(const char *doc, size_t len)
 	return out;
 }
 
-static char *json(const struct profile *p, struct symbolizer *sym, const struct output_meta *meta,
-		  size_t *len)
+static char *json(const struct profile *p, struct symbolizer *sym,
+		  const struct symprof_build_opts *opts, size_t *len)
 {
-	char *out = NULL;
-	FILE *f = open_memstream(&out, len);
-
-	assert_non_null(f);
-	assert_int_equal(output__write_json(f, p, sym, meta), 0);
-	fclose(f);
-	return out;
+	return render(OUTPUT_JSON, p, sym, opts, len);
 }
 
 static void test_json_round_trip(void **state)
@@ -342,11 +348,13 @@ static void test_json_round_trip(void **state)
 		"quote\" back\\ nl\n tab\t nul\0 del\x7f bad\xff\x80 "
 		"utf8\xc3\xa9\xf0\x9f\x98\x80 surrogate\xed\xa0\x80 trunc\xe2\x82";
 	const struct lbl l[] = {{"k\"", 2, value, sizeof(value) - 1}, L("\xfe", ""), L("a", "1")};
-	struct output_meta meta = {
+	const struct lp_counters counters = {
+		.samples = 10, .ringbuf_drops = 2, .kernel_threads = 1};
+	const struct symprof_build_opts meta = {
 		.frequency_hz = 99,
 		.start_time_unix_ns = 1700000000123456789ULL,
 		.duration_ns = 5000000000ULL,
-		.counters = {.samples = 10, .ringbuf_drops = 2, .kernel_threads = 1},
+		.counters = &counters,
 	};
 	struct profile *p = profile__new(NULL, NULL);
 	char *doc, *sum, expect[2048];
@@ -445,16 +453,24 @@ static void test_write_error(void **state)
 {
 	struct profile *p = profile__new(NULL, NULL);
 	FILE *f = fopen("/dev/full", "w");
+	struct symprof *sp;
+	int format;
 
 	if (!f) {
 		profile__free(p);
 		skip();
 	}
 	add(p, 1, 1, "c", 0, kst, 1, ust, 2, NULL, 0);
-	assert_true(output__write_folded(f, p, NULL) < 0);
-	clearerr(f);
-	assert_true(output__write_json(f, p, NULL, NULL) < 0);
+	sp = symprof__from_profile(p, NULL, NULL);
+	assert_non_null(sp);
+	for (format = 0; format < OUTPUT_FORMAT_COUNT; format++) {
+		if (!output__format_name(format))
+			continue;
+		assert_true(output__write(f, format, sp, NULL) < 0);
+		clearerr(f);
+	}
 	fclose(f);
+	symprof__free(sp);
 	profile__free(p);
 }
 
