@@ -9,6 +9,118 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "labelprof.h"
+
+enum {
+	OPT_CGROUP = 0x1000,
+	OPT_NO_LABELS,
+	OPT_NO_KERNEL,
+	OPT_MAX_LABELS,
+	OPT_MAX_KEY,
+	OPT_MAX_VALUE,
+	OPT_RINGBUF,
+};
+
+static const struct argp_option sampling_options[] = {
+	{"all", 'a', NULL, 0, "Sample every process on every CPU (the default)", 0},
+	{"pid", 'p', "PID[,PID...]", 0, "Sample only these processes", 0},
+	{"cgroup", OPT_CGROUP, "PATH", 0, "Sample only processes in this cgroup v2 directory", 0},
+	{"freq", 'F', "HZ", 0, "Samples per second per CPU (default 99; agent: 19)", 0},
+	{"no-labels", OPT_NO_LABELS, NULL, 0, "Do not read labels (stacks only)", 0},
+	{"no-kernel-stacks", OPT_NO_KERNEL, NULL, 0, "Do not collect kernel stacks", 0},
+	{"max-labels", OPT_MAX_LABELS, "N", 0, "Labels read per sample (default 16)", 0},
+	{"max-key-len", OPT_MAX_KEY, "BYTES", 0, "Key bytes read per label (default 128)", 0},
+	{"max-value-len", OPT_MAX_VALUE, "BYTES", 0, "Value bytes read per label (default 256)", 0},
+	{"ringbuf-size", OPT_RINGBUF, "BYTES", 0, "Ring buffer size (default 8 MiB)", 0},
+	{"verbose", 'v', NULL, 0, "Say more, including libbpf's messages", 0},
+	{},
+};
+
+static error_t parse_sampling_opt(int key, char *arg, struct argp_state *state)
+{
+	struct sampling_args *args = state->input;
+	unsigned long long v;
+	char *tok, *save = NULL;
+
+	switch (key) {
+	case 'a':
+		args->filter_mode = LP_FILTER_ALL;
+		args->all = true;
+		break;
+	case 'p':
+		args->filter_mode = LP_FILTER_PIDS;
+		for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			if (cli_parse_uint(tok, INT_MAX, &v) || !v)
+				argp_error(state, "invalid pid '%s'", tok);
+			if (args->pid_count == CLI_MAX_PIDS)
+				argp_error(state, "at most %d pids", CLI_MAX_PIDS);
+			args->pids[args->pid_count++] = v;
+		}
+		break;
+	case OPT_CGROUP:
+		args->filter_mode = LP_FILTER_CGROUP;
+		args->cgroup_path = arg;
+		break;
+	case 'F':
+		if (cli_parse_uint(arg, 100000, &v) || !v)
+			argp_error(state, "invalid frequency '%s' (1..100000 Hz)", arg);
+		args->freq_hz = v;
+		break;
+	case OPT_NO_LABELS:
+		args->read_labels = false;
+		break;
+	case OPT_NO_KERNEL:
+		args->kernel_stacks = false;
+		break;
+	case OPT_MAX_LABELS:
+	case OPT_MAX_KEY:
+	case OPT_MAX_VALUE:
+		if (cli_parse_uint(arg, LP_MAX_VALUE_LEN, &v) || !v)
+			argp_error(state, "invalid limit '%s'", arg);
+		if (key == OPT_MAX_LABELS)
+			args->max_labels = v;
+		else if (key == OPT_MAX_KEY)
+			args->max_key_len = v;
+		else
+			args->max_value_len = v;
+		break;
+	case OPT_RINGBUF:
+		if (cli_parse_uint(arg, 1ull << 30, &v) || v < 4096)
+			argp_error(state, "invalid ring buffer size '%s' (4096 .. 1 GiB)", arg);
+		args->ringbuf_bytes = v;
+		break;
+	case 'v':
+		args->verbose = true;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp sampling_argp = {
+	.options = sampling_options,
+	.parser = parse_sampling_opt,
+};
+
+void sampling_args__sampler_opts(const struct sampling_args *args, struct sampler_opts *so)
+{
+	*so = (struct sampler_opts){
+		.freq_hz = args->freq_hz,
+		.filter_mode = args->filter_mode,
+		.pids = args->pids,
+		.pid_count = args->pid_count,
+		.cgroup_path = args->cgroup_path,
+		.read_labels = args->read_labels,
+		.kernel_stacks = args->kernel_stacks,
+		.user_stacks = true,
+		.max_labels = args->max_labels,
+		.max_key_len = args->max_key_len,
+		.max_value_len = args->max_value_len,
+		.ringbuf_bytes = args->ringbuf_bytes,
+		.verbose = args->verbose,
+	};
+}
 
 int cli_parse_uint(const char *s, unsigned long long max, unsigned long long *out)
 {

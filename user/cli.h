@@ -3,9 +3,42 @@
 #ifndef LABELPROF_CLI_H
 #define LABELPROF_CLI_H
 
+#include <argp.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
+
+#include "sampler.h"
+
+#define CLI_MAX_PIDS 1024
+
+/* What to sample and how: the options every sampling command shares. */
+struct sampling_args {
+	unsigned int freq_hz; /* set the command's default before parsing */
+	enum lp_filter_mode filter_mode;
+	pid_t pids[CLI_MAX_PIDS];
+	size_t pid_count;
+	const char *cgroup_path;
+	bool all; /* -a given */
+	bool read_labels;
+	bool kernel_stacks;
+	unsigned int max_labels;
+	unsigned int max_key_len;
+	unsigned int max_value_len;
+	size_t ringbuf_bytes;
+	bool verbose;
+};
+
+/*
+ * The argp parser of struct sampling_args, to include as a child
+ * (struct argp_child) whose input the parent sets in ARGP_KEY_INIT:
+ * state->child_inputs[i] = &args.
+ */
+extern const struct argp sampling_argp;
+
+/* sampler options from args (pids point into args). */
+void sampling_args__sampler_opts(const struct sampling_args *args, struct sampler_opts *so);
 
 /* A decimal integer in [0, max], nothing else. Returns 0 or -EINVAL. */
 int cli_parse_uint(const char *s, unsigned long long max, unsigned long long *out);

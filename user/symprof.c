@@ -78,7 +78,7 @@ static int grow(struct symprof *sp, void **arr, size_t *cap, size_t n, size_t sz
 	return 0;
 }
 
-#define GROW(sp, field, capfield, n)                                                         \
+#define GROW(sp, field, capfield, n)                                                               \
 	grow(sp, (void **)&(sp)->field, &(sp)->index->capfield, n, sizeof(*(sp)->field))
 
 /* Hash and equality of an entry already in a table, or of a candidate. */
@@ -154,25 +154,26 @@ static bool sample_eq(const struct sp_sample *a, const struct sp_sample *b)
 }
 
 /* The id stored in the slot for hash h that satisfies eq, or the empty slot to use. */
-#define INDEX_FIND(ix, h, id_var, eq_expr)                                                     \
-	({                                                                                     \
-		size_t _mask = (ix)->cap - 1, _i = (h) & _mask;                                \
-		__u32 *_slot;                                                                  \
-		for (;;) {                                                                     \
-			_slot = &(ix)->slots[_i];                                              \
-			id_var = *_slot;                                                       \
-			if (!id_var || (eq_expr))                                              \
-				break;                                                         \
-			_i = (_i + 1) & _mask;                                                 \
-		}                                                                              \
-		_slot;                                                                         \
+#define INDEX_FIND(ix, h, id_var, eq_expr)                                                         \
+	({                                                                                         \
+		size_t _mask = (ix)->cap - 1, _i = (h)&_mask;                                      \
+		__u32 *_slot;                                                                      \
+		for (;;) {                                                                         \
+			_slot = &(ix)->slots[_i];                                                  \
+			id_var = *_slot;                                                           \
+			if (!id_var || (eq_expr))                                                  \
+				break;                                                             \
+			_i = (_i + 1) & _mask;                                                     \
+		}                                                                                  \
+		_slot;                                                                             \
 	})
 
 /*
  * Makes room for one more id. Rehashing needs each entry's hash: hash_of(sp,
  * id) recomputes it from the table.
  */
-static int index_reserve(struct symprof *sp, struct id_index *ix, __u64 (*hash_of)(const struct symprof *, __u32))
+static int index_reserve(struct symprof *sp, struct id_index *ix,
+			 __u64 (*hash_of)(const struct symprof *, __u32))
 {
 	size_t ncap, i, j;
 	__u32 *ns;
@@ -264,8 +265,8 @@ struct symprof *symprof__new(void)
 	sp->strings[0] = (struct sp_string){(const unsigned char *)"", 0};
 	sp->mappings[0] = (struct sp_mapping){};
 	sp->functions[0] = (struct sp_function){};
-	sp->locations[0] = (struct sp_location){.module_offset = SP_UNKNOWN,
-						.function_offset = SP_UNKNOWN};
+	sp->locations[0] =
+		(struct sp_location){.module_offset = SP_UNKNOWN, .function_offset = SP_UNKNOWN};
 	sp->stacks[0] = (struct sp_range){};
 	sp->label_sets[0] = (struct sp_range){};
 	sp->string_count = sp->mapping_count = sp->function_count = sp->location_count = 1;
@@ -550,6 +551,10 @@ int symprof__set_process(struct symprof *sp, const struct sp_process *proc)
 			p->name = proc->name;
 		if (!p->executable)
 			p->executable = proc->executable;
+		if (!p->container_id)
+			p->container_id = proc->container_id;
+		if (!p->pod_uid)
+			p->pod_uid = proc->pod_uid;
 		return 0;
 	}
 	if (GROW(sp, processes, cap_processes, sp->process_count + 1))

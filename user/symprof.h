@@ -100,8 +100,10 @@ struct sp_sample {
 /* What is known of a process beyond its samples (resource attributes). */
 struct sp_process {
 	__u32 pid;
-	__u32 name;	  /* string: the process's name (main thread's comm); 0: unknown */
-	__u32 executable; /* string: executable path as the process saw it; 0: unknown */
+	__u32 name;	    /* string: the process's name (main thread's comm); 0: unknown */
+	__u32 executable;   /* string: executable path as the process saw it; 0: unknown */
+	__u32 container_id; /* string: from the process's cgroup path; 0: none / unknown */
+	__u32 pod_uid;	    /* string: Kubernetes pod uid from the cgroup path; 0: none */
 };
 
 struct sp_meta {
