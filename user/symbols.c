@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Symbolizer: per-process snapshots of executable mappings, per-file symbol
- * tables, and /proc/kallsyms.
+ * Symbolizer: per-process snapshots of executable mappings and perf maps,
+ * per-file symbol tables and DWARF, and /proc/kallsyms.
  *
  * User addresses: file offset = ip - map.start + map.offset, then the PT_LOAD
  * segment holding that offset gives the ELF virtual address, which is looked
  * up in the symbols of .symtab and .dynsym (and of the separate debug file
- * when the file itself has no .symtab), plus synthesized "name@plt" entries.
+ * when the file itself has no .symtab), plus synthesized "name@plt" entries,
+ * and in the DWARF of the file or of its debug file (dwarf.c).
  *
- * Ownership: a snapshot holds a reference on each mapped file; a file holds at
- * most one descriptor (bounded by an LRU of open files) and at most one parsed
- * symbol table (bounded by an LRU on bytes). Snapshots are bounded in number
- * and in mapping entries, LRU too.
+ * Ownership: a snapshot holds a reference on each mapped file, and its perf
+ * map; a file holds at most one descriptor (bounded by an LRU of open files),
+ * at most one parsed symbol table and one DWARF handle (bounded together by
+ * an LRU on bytes, DWARF handles also by an LRU on their number). Snapshots
+ * are bounded in number and in mapping and perf map entries, LRU too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dwarf.h"
 #include "elf.h"
 #include "maps.h"
 #include "symbols.h"
@@ -37,6 +40,7 @@
 #define DEFAULT_MAX_MAP_ENTRIES	 262144
 #define DEFAULT_MAX_SYMBOL_BYTES (64u << 20)
 #define DEFAULT_MAX_OPEN_FILES	 256
+#define DEFAULT_MAX_DWARF_FILES	 32
 /* Larger symbol tables are truncated (a browser binary has about 10^6 symbols). */
 #define MAX_SYMBOLS_PER_FILE (4u << 20)
 /* A symbol that does not contain an address may be nested in one that starts earlier. */
@@ -48,6 +52,10 @@
 #define REFRESH_MIN_NS (100ULL * 1000 * 1000)
 #define REFRESH_MAX_NS (60ULL * 1000 * 1000 * 1000)
 #define DEBUG_DIR      "/usr/lib/debug"
+/* perf maps: larger files are refused, longer names cut. */
+#define PERF_MAP_MAX_BYTES (64u << 20)
+#define PERF_MAP_MAX_NAME  1024
+#define PERF_MAP_CHUNK	   (64u << 10)
 
 #define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
@@ -217,6 +225,34 @@ struct sym_file {
 	char *names;
 	unsigned char build_id[ELF_BUILD_ID_MAX];
 	size_t build_id_len;
+	char *debuglink; /* .gnu_debuglink name, kept while loaded */
+	struct dwarf_file *dwarf;
+	size_t dwarf_bytes; /* counted in symbol_bytes, like bytes */
+	bool dwarf_failed;  /* none, unreadable or too large: do not retry */
+	struct list dwarf_node;
+};
+
+struct jit_sym {
+	__u64 start;
+	__u32 size;
+	__u32 name; /* offset into perf_map.names */
+	__u32 seq;  /* line number: later lines describe newer code */
+};
+
+/* A process's /tmp/perf-NSPID.map, parsed up to its last complete line. */
+struct perf_map {
+	char path[32];	      /* as the process sees it; "" while its NSpid is unknown */
+	__u64 dev, ino;	      /* of the file parsed */
+	__u64 parsed;	      /* bytes */
+	bool skip_line;	      /* in a line too long to parse */
+	bool refused;	      /* the file (dev, ino) is refused */
+	bool full;	      /* at the entry limit: the rest is not read */
+	struct jit_sym *syms; /* sorted by start, one per start */
+	size_t nr, cap;
+	char *names;
+	size_t names_len, names_cap;
+	__u32 seq;
+	__u64 check_at_ns; /* no re-read before */
 };
 
 struct snapshot {
@@ -228,6 +264,12 @@ struct snapshot {
 	struct list node;
 	__u64 refresh_at_ns;
 	__u64 refresh_backoff_ns;
+	/* the process when first read */
+	bool identity_read;
+	char *exe;
+	char comm[16];
+	__u32 uid, euid;
+	struct perf_map jit;
 };
 
 struct ksym {
@@ -255,12 +297,14 @@ struct symbolizer {
 	struct list snap_lru;
 	struct list sym_lru;
 	struct list fd_lru;
+	struct list dwarf_lru;
 	__u32 next_id;
 	struct symbolizer_stats st;
 	struct sym_file *vdso; /* our own vDSO image: the same in every process of our ABI */
 	__u64 vdso_size;
 	bool vdso_tried;
 	struct kallsyms kernel;
+	struct sym_line lines[SYM_MAX_LINES]; /* of the last resolved frame */
 };
 
 static __u64 now_ns(void)
@@ -386,16 +430,31 @@ static void file_set_fd(struct symbolizer *sym, struct sym_file *f, int fd)
 	}
 }
 
+static void file_close_dwarf(struct symbolizer *sym, struct sym_file *f)
+{
+	if (!f->dwarf)
+		return;
+	dwarf_file__close(f->dwarf);
+	f->dwarf = NULL;
+	sym->st.symbol_bytes -= f->dwarf_bytes;
+	f->dwarf_bytes = 0;
+	list_del(&f->dwarf_node);
+	sym->st.dwarf_files--;
+}
+
 static void file_unload(struct symbolizer *sym, struct sym_file *f)
 {
+	file_close_dwarf(sym, f);
 	if (!f->loaded)
 		return;
 	free(f->segs);
 	free(f->syms);
 	free(f->names);
+	free(f->debuglink);
 	f->segs = NULL;
 	f->syms = NULL;
 	f->names = NULL;
+	f->debuglink = NULL;
 	f->nr_segs = f->nr_syms = 0;
 	sym->st.symbol_bytes -= f->bytes;
 	f->bytes = 0;
@@ -424,6 +483,7 @@ static struct sym_file *file_new(struct symbolizer *sym, __u64 dev, __u64 ino)
 	f->fd = -1;
 	list_init(&f->fd_node);
 	list_init(&f->sym_node);
+	list_init(&f->dwarf_node);
 	sym->st.files++;
 	return f;
 }
@@ -896,35 +956,37 @@ static bool build_id_equal(const unsigned char *a, size_t alen, const struct elf
 }
 
 /*
- * Opens the separate debug file of a file mapped at path by pid: by build id
- * under /usr/lib/debug/.build-id, then by .gnu_debuglink next to the file, in
- * its .debug directory and under /usr/lib/debug, each in the process's root
- * first and then in ours. A candidate must carry the same build id.
+ * Opens the separate debug file of f, mapped at path by pid: by build id
+ * under the debug directory's .build-id, then by f's .gnu_debuglink next to
+ * the file, in its .debug directory and under the debug directory, each in
+ * the process's root first and then in ours. A candidate must carry f's
+ * build id. Returns it, its descriptor in *fd_out, or NULL.
  */
-static struct elf_file *open_debug_file(const struct sym_file *f, const struct elf_file *ef,
+static struct elf_file *debug_file_open(const struct symbolizer *sym, const struct sym_file *f,
 					__u32 pid, const char *path, int *fd_out)
 {
-	const char *link = elf_file__debuglink(ef);
-	const char *slash = strrchr(path, '/');
+	const char *debug_dir = sym->opts.debug_dir ? sym->opts.debug_dir : DEBUG_DIR;
+	const char *link = f->debuglink, *slash = strrchr(path, '/');
 	int dir_len = slash ? (int)(slash - path) : 0;
 	char cand[4][PATH_MAX];
 	unsigned int n = 0, i, r;
 	size_t k;
 
 	if (f->build_id_len) {
-		int len = snprintf(cand[n], sizeof(cand[n]), DEBUG_DIR "/.build-id/%02x/",
+		int len = snprintf(cand[n], sizeof(cand[n]), "%s/.build-id/%02x/", debug_dir,
 				   f->build_id[0]);
 
-		for (k = 1; k < f->build_id_len; k++)
+		for (k = 1; k < f->build_id_len && len < PATH_MAX; k++)
 			len += snprintf(cand[n] + len, sizeof(cand[n]) - len, "%02x",
 					f->build_id[k]);
-		snprintf(cand[n] + len, sizeof(cand[n]) - len, ".debug");
+		if (len < PATH_MAX)
+			snprintf(cand[n] + len, sizeof(cand[n]) - len, ".debug");
 		n++;
 	}
 	if (link && slash && !strchr(link, '/')) {
 		snprintf(cand[n++], sizeof(cand[0]), "%.*s/%s", dir_len, path, link);
 		snprintf(cand[n++], sizeof(cand[0]), "%.*s/.debug/%s", dir_len, path, link);
-		snprintf(cand[n++], sizeof(cand[0]), DEBUG_DIR "%.*s/%s", dir_len, path, link);
+		snprintf(cand[n++], sizeof(cand[0]), "%s%.*s/%s", debug_dir, dir_len, path, link);
 	}
 	for (i = 0; i < n; i++) {
 		for (r = 0; r < 2; r++) {
@@ -952,17 +1014,28 @@ static struct elf_file *open_debug_file(const struct sym_file *f, const struct e
 }
 
 /* Parses f's symbols from fd (mapped at path by pid). */
-static int file_parse(struct sym_file *f, int fd, __u32 pid, const char *path)
+static int file_parse(const struct symbolizer *sym, struct sym_file *f, int fd, __u32 pid,
+		      const char *path)
 {
 	struct sym_builder b = {0};
 	bool has_symtab = false;
 	struct elf_file *ef;
+	const char *link;
 	int err;
 
 	ef = elf_file__open_fd(fd, path, NULL, 0);
 	if (!ef)
 		return -EINVAL;
 	f->build_id_len = elf_file__build_id(ef, f->build_id, sizeof(f->build_id));
+	link = elf_file__debuglink(ef);
+	if (link) {
+		f->debuglink = strdup(link);
+		if (!f->debuglink) {
+			err = -ENOMEM;
+			goto out_close;
+		}
+		f->bytes += strlen(link) + 1;
+	}
 	err = load_segments(f, ef);
 	if (!err)
 		err = collect_all(&b, ef, &has_symtab);
@@ -970,7 +1043,7 @@ static int file_parse(struct sym_file *f, int fd, __u32 pid, const char *path)
 		err = collect_plt(&b, ef);
 	if (!err && !has_symtab) {
 		int dfd;
-		struct elf_file *dbg = open_debug_file(f, ef, pid, path, &dfd);
+		struct elf_file *dbg = debug_file_open(sym, f, pid, path, &dfd);
 
 		if (dbg) {
 			err = collect_all(&b, dbg, &has_symtab);
@@ -1002,13 +1075,28 @@ static void enforce_symbol_limit(struct symbolizer *sym, struct sym_file *keep)
 }
 
 /*
- * Makes f's symbols available. e is a mapping of f by pid, used to reopen the
- * file when its descriptor was closed to stay within the limit.
+ * f's descriptor; e is a mapping of f by pid, used to reopen the file when
+ * its descriptor was closed to stay within the limit. -1 if it cannot be.
  */
+static int file_fd(struct symbolizer *sym, struct sym_file *f, __u32 pid,
+		   const struct maps_entry *e)
+{
+	if (f->fd < 0 && e) {
+		int fd = open_mapped(pid, e);
+
+		if (fd >= 0)
+			file_set_fd(sym, f, fd);
+	}
+	if (f->fd >= 0 && !f->pinned_fd)
+		list_touch(&sym->fd_lru, &f->fd_node);
+	return f->fd;
+}
+
+/* Makes f's symbols available; e as for file_fd (NULL: the vDSO). */
 static int file_load(struct symbolizer *sym, struct sym_file *f, __u32 pid,
 		     const struct maps_entry *e)
 {
-	int err;
+	int err, fd;
 
 	if (f->loaded) {
 		list_touch(&sym->sym_lru, &f->sym_node);
@@ -1016,19 +1104,8 @@ static int file_load(struct symbolizer *sym, struct sym_file *f, __u32 pid,
 	}
 	if (f->failed)
 		return -ENOENT;
-	if (f->fd < 0 && e) {
-		int fd = open_mapped(pid, e);
-
-		if (fd >= 0)
-			file_set_fd(sym, f, fd);
-	}
-	if (f->fd < 0) {
-		err = -ENOENT;
-	} else {
-		if (!f->pinned_fd)
-			list_touch(&sym->fd_lru, &f->fd_node);
-		err = file_parse(f, f->fd, pid, e ? e->path : "[vdso]");
-	}
+	fd = file_fd(sym, f, pid, e);
+	err = fd < 0 ? -ENOENT : file_parse(sym, f, fd, pid, e ? e->path : "[vdso]");
 	f->loaded = true;
 	list_add(&sym->sym_lru, &f->sym_node);
 	sym->st.symbol_bytes += f->bytes;
@@ -1040,6 +1117,55 @@ static int file_load(struct symbolizer *sym, struct sym_file *f, __u32 pid,
 	}
 	enforce_symbol_limit(sym, f);
 	return 0;
+}
+
+/*
+ * f's DWARF (f is loaded), opened on first use from the file, else from its
+ * debug file; pid and e as for file_fd, path where e maps f.
+ */
+static struct dwarf_file *file_dwarf(struct symbolizer *sym, struct sym_file *f, __u32 pid,
+				     const struct maps_entry *e, const char *path)
+{
+	size_t max_bytes = sym->opts.max_symbol_bytes / 4;
+	struct elf_file *dbg;
+	int fd, dfd, err;
+
+	if (f->dwarf) {
+		list_touch(&sym->dwarf_lru, &f->dwarf_node);
+		return f->dwarf;
+	}
+	if (sym->opts.no_dwarf || f->dwarf_failed)
+		return NULL;
+	fd = file_fd(sym, f, pid, e);
+	err = fd < 0 ? -ENOENT : dwarf_file__open(fd, max_bytes, &f->dwarf);
+	if (err == -ENODATA) {
+		dbg = debug_file_open(sym, f, pid, path, &dfd);
+		if (dbg) {
+			err = dwarf_file__open(dfd, max_bytes, &f->dwarf);
+			elf_file__close(dbg);
+			close(dfd);
+		}
+	}
+	if (err) {
+		/* Most files have no DWARF: that is no failure. */
+		if (err != -ENODATA)
+			sym->st.dwarf_failures++;
+		f->dwarf_failed = true;
+		return NULL;
+	}
+	f->dwarf_bytes = dwarf_file__bytes(f->dwarf);
+	sym->st.symbol_bytes += f->dwarf_bytes;
+	list_add(&sym->dwarf_lru, &f->dwarf_node);
+	sym->st.dwarf_files++;
+	while (sym->st.dwarf_files > sym->opts.max_dwarf_files) {
+		struct sym_file *old =
+			container_of(sym->dwarf_lru.prev, struct sym_file, dwarf_node);
+
+		file_close_dwarf(sym, old);
+		sym->st.evictions++;
+	}
+	enforce_symbol_limit(sym, f);
+	return f->dwarf;
 }
 
 /*
@@ -1084,6 +1210,346 @@ out_free:
 	return sym->vdso;
 }
 
+/* ---- perf maps (JIT code) ---------------------------------------------------------- */
+
+static void perf_map_clear(struct symbolizer *sym, struct perf_map *pm)
+{
+	sym->st.map_entries -= pm->nr;
+	free(pm->syms);
+	free(pm->names);
+	pm->syms = NULL;
+	pm->names = NULL;
+	pm->nr = pm->cap = pm->names_len = pm->names_cap = 0;
+	pm->parsed = 0;
+	pm->seq = 0;
+	pm->skip_line = false;
+	pm->full = false;
+}
+
+static bool parse_hex(const char **pp, const char *end, __u64 *v)
+{
+	const char *p = *pp, *digits;
+
+	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	digits = p;
+	for (*v = 0; p < end; p++) {
+		unsigned int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f')
+			d = (*p | 0x20) - 'a' + 10;
+		else
+			break;
+		if (*v >> 60)
+			return false;
+		*v = *v << 4 | d;
+	}
+	*pp = p;
+	return p > digits;
+}
+
+static bool skip_blanks(const char **pp, const char *end)
+{
+	const char *p = *pp;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p == *pp)
+		return false;
+	*pp = p;
+	return true;
+}
+
+/*
+ * Adds the entry of line [p, end) ("START SIZE name", hex with or without 0x,
+ * the name being the rest of the line). Returns 0 (also for a malformed
+ * line), -E2BIG at the entry limit, -ENOMEM.
+ */
+static int perf_map_add_line(struct perf_map *pm, const char *p, const char *end, size_t limit)
+{
+	__u64 start, size;
+	size_t len;
+
+	if (end > p && end[-1] == '\r')
+		end--;
+	if (!parse_hex(&p, end, &start) || !skip_blanks(&p, end) || !parse_hex(&p, end, &size) ||
+	    !skip_blanks(&p, end) || p == end)
+		return 0;
+	if (pm->nr >= limit)
+		return -E2BIG;
+	len = end - p < PERF_MAP_MAX_NAME ? (size_t)(end - p) : PERF_MAP_MAX_NAME;
+	if (pm->nr == pm->cap) {
+		size_t ncap = pm->cap ? pm->cap * 2 : 256;
+		struct jit_sym *nv = realloc(pm->syms, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		pm->syms = nv;
+		pm->cap = ncap;
+	}
+	if (pm->names_cap - pm->names_len < len + 1) {
+		size_t ncap = pm->names_cap ? pm->names_cap * 2 : 4096;
+		char *nn;
+
+		while (ncap - pm->names_len < len + 1)
+			ncap *= 2;
+		nn = realloc(pm->names, ncap);
+		if (!nn)
+			return -ENOMEM;
+		pm->names = nn;
+		pm->names_cap = ncap;
+	}
+	pm->syms[pm->nr++] = (struct jit_sym){start, size > UINT32_MAX ? UINT32_MAX : size,
+					      pm->names_len, pm->seq++};
+	memcpy(pm->names + pm->names_len, p, len);
+	pm->names[pm->names_len + len] = '\0';
+	pm->names_len += len + 1;
+	return 0;
+}
+
+static int cmp_jit(const void *a, const void *b)
+{
+	const struct jit_sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * Sorts the entries; of those at one address, the newest stays, and the
+ * names of the others are dropped, so that names stay bounded by entries.
+ */
+static void perf_map_sort(struct perf_map *pm)
+{
+	size_t i, n = 0, len = 0;
+	char *names;
+
+	qsort(pm->syms, pm->nr, sizeof(*pm->syms), cmp_jit);
+	for (i = 0; i < pm->nr; i++) {
+		if (n && pm->syms[n - 1].start == pm->syms[i].start)
+			n--;
+		pm->syms[n++] = pm->syms[i];
+	}
+	if (n == pm->nr)
+		return;
+	pm->nr = n;
+	names = malloc(pm->names_len);
+	if (!names)
+		return;
+	for (i = 0; i < n; i++) {
+		size_t l = strlen(pm->names + pm->syms[i].name) + 1;
+
+		memcpy(names + len, pm->names + pm->syms[i].name, l);
+		pm->syms[i].name = len;
+		len += l;
+	}
+	free(pm->names);
+	pm->names = names;
+	pm->names_cap = pm->names_len;
+	pm->names_len = len;
+}
+
+/*
+ * Parses the complete lines of fd from pm->parsed up to size. JITs append
+ * while we read: a last line without its newline is left for the next read.
+ */
+static void perf_map_read(struct symbolizer *sym, struct perf_map *pm, int fd, __u64 size)
+{
+	size_t limit = sym->opts.max_map_entries / 2, have = 0, old_nr = pm->nr;
+	__u64 off = pm->parsed;
+	char *buf = malloc(PERF_MAP_CHUNK);
+	int err = 0;
+
+	if (!buf)
+		return;
+	while (off < size && !err) {
+		size_t want =
+			size - off < PERF_MAP_CHUNK - have ? size - off : PERF_MAP_CHUNK - have;
+		ssize_t n = pread(fd, buf + have, want, off);
+		const char *p = buf, *nl;
+
+		if (n <= 0)
+			break;
+		off += n;
+		have += n;
+		while (!err && (nl = memchr(p, '\n', buf + have - p))) {
+			if (!pm->skip_line)
+				err = perf_map_add_line(pm, p, nl, limit);
+			pm->skip_line = false;
+			p = nl + 1;
+		}
+		if (p == buf && have == PERF_MAP_CHUNK) {
+			/* no name is that long: drop the line */
+			pm->skip_line = true;
+			p = buf + have;
+		}
+		have = buf + have - p;
+		memmove(buf, p, have);
+		pm->parsed = off - have;
+	}
+	free(buf);
+	if (err == -E2BIG) {
+		if (!pm->full)
+			sym->st.perf_map_failures++;
+		pm->full = true;
+		pm->parsed = size;
+	}
+	if (pm->nr != old_nr) {
+		sym->st.map_entries -= old_nr;
+		perf_map_sort(pm);
+		sym->st.map_entries += pm->nr;
+	}
+}
+
+/* Reads what was appended to s's perf map since the last read (all of a new file). */
+static void perf_map_update(struct symbolizer *sym, struct snapshot *s)
+{
+	struct perf_map *pm = &s->jit;
+	bool same, refuse;
+	struct stat st;
+	int fd;
+
+	if (!pm->path[0])
+		return;
+	fd = open_in_root(s->pid, pm->path, &st);
+	if (fd < 0)
+		return;
+	same = st.st_dev == pm->dev && st.st_ino == pm->ino;
+	/* Like perf: not a file another user could have planted for the process to read. */
+	refuse = (st.st_uid && st.st_uid != s->uid && st.st_uid != s->euid) ||
+		 st.st_size > PERF_MAP_MAX_BYTES;
+	if (refuse) {
+		if (!same || !pm->refused)
+			sym->st.perf_map_failures++;
+		pm->refused = true;
+	} else {
+		if (!same || (__u64)st.st_size < pm->parsed)
+			perf_map_clear(sym, pm);
+		pm->refused = false;
+		perf_map_read(sym, pm, fd, st.st_size);
+	}
+	pm->dev = st.st_dev;
+	pm->ino = st.st_ino;
+	close(fd);
+}
+
+/* Re-reads s's perf map, at most every REFRESH_MIN_NS while the process lives. */
+static void perf_map_recheck(struct symbolizer *sym, struct snapshot *s)
+{
+	__u64 now;
+
+	if (!s->attached || !s->jit.path[0])
+		return;
+	now = now_ns();
+	if (now < s->jit.check_at_ns)
+		return;
+	s->jit.check_at_ns = now + REFRESH_MIN_NS;
+	perf_map_update(sym, s);
+}
+
+static const struct jit_sym *perf_map_find(const struct perf_map *pm, __u64 addr)
+{
+	const struct jit_sym *best = NULL;
+	size_t lo = 0, hi = pm->nr, k;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pm->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Code may be freed and reused: of overlapping entries, the newest holds. */
+	for (k = 0; k < MAX_NESTED_LOOKBACK && lo > k; k++) {
+		const struct jit_sym *j = &pm->syms[lo - 1 - k];
+
+		if (addr - j->start < (j->size ? j->size : 1) && (!best || j->seq > best->seq))
+			best = j;
+	}
+	return best;
+}
+
+/* Where JITs put code: anonymous mappings, named or not, and memfds (or no mapping yet). */
+static bool jit_mapping(const struct maps_entry *e)
+{
+	return !e || e->kind == MAPS_ANON ||
+	       (e->kind == MAPS_SPECIAL && !strncmp(e->path, "[anon:", 6)) ||
+	       (e->kind == MAPS_FILE && !strncmp(e->path, "/memfd:", 7));
+}
+
+/* ---- process identity ----------------------------------------------------------- */
+
+/* The last number of a line like "NSpid:\t1234\t5". */
+static __u32 last_number(const char *p)
+{
+	unsigned long v = 0;
+
+	while (*p) {
+		char *end;
+		unsigned long n = strtoul(p, &end, 10);
+
+		if (end == p) {
+			p++;
+			continue;
+		}
+		v = n;
+		p = end;
+	}
+	return v > UINT32_MAX ? 0 : v;
+}
+
+/*
+ * What s's process is: uids and NSpid from /proc/PID/status, its executable
+ * and name. Read with its first maps, so it describes the same process.
+ */
+static void snapshot_read_identity(struct snapshot *s)
+{
+	char path[64], buf[PATH_MAX], *line = NULL;
+	size_t cap = 0, del = strlen(" (deleted)");
+	__u32 nspid = 0;
+	ssize_t len;
+	FILE *fp;
+	int fd;
+
+	s->identity_read = true;
+	s->uid = s->euid = UINT32_MAX;
+	snprintf(path, sizeof(path), "/proc/%u/status", s->pid);
+	fp = fopen(path, "re");
+	if (fp) {
+		while (getline(&line, &cap, fp) > 0) {
+			if (!strncmp(line, "Uid:", 4))
+				sscanf(line + 4, "%u %u", &s->uid, &s->euid);
+			else if (!strncmp(line, "NSpid:", 6))
+				nspid = last_number(line + 6);
+		}
+		free(line);
+		fclose(fp);
+	}
+	if (nspid)
+		snprintf(s->jit.path, sizeof(s->jit.path), "/tmp/perf-%u.map", nspid);
+	snprintf(path, sizeof(path), "/proc/%u/exe", s->pid);
+	len = readlink(path, buf, sizeof(buf) - 1);
+	if (len > 0) {
+		buf[len] = '\0';
+		/* as in the maps, an unlinked file is still named by its path */
+		if ((size_t)len > del && !strcmp(buf + len - del, " (deleted)"))
+			buf[len - del] = '\0';
+		s->exe = strdup(buf);
+	}
+	snprintf(path, sizeof(path), "/proc/%u/comm", s->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		len = read(fd, s->comm, sizeof(s->comm) - 1);
+		close(fd);
+		s->comm[len > 0 ? len : 0] = '\0';
+		s->comm[strcspn(s->comm, "\n")] = '\0';
+	}
+}
+
 /* ---- snapshots -------------------------------------------------------------------- */
 
 static void snapshot_release_files(struct symbolizer *sym, struct snapshot *s)
@@ -1115,6 +1581,8 @@ static void snapshot_free(struct symbolizer *sym, struct snapshot *s)
 	htab_del(&sym->snaps, s->id, 0);
 	list_del(&s->node);
 	snapshot_release_files(sym, s);
+	perf_map_clear(sym, &s->jit);
+	free(s->exe);
 	sym->st.snapshots--;
 	free(s);
 }
@@ -1151,6 +1619,9 @@ static int snapshot_read(struct symbolizer *sym, struct snapshot *s)
 	s->maps = m;
 	s->files = files;
 	sym->st.map_entries += n;
+	if (!s->identity_read)
+		snapshot_read_identity(s);
+	perf_map_update(sym, s);
 	return 0;
 }
 
@@ -1384,9 +1855,12 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 		sym->opts.max_symbol_bytes = DEFAULT_MAX_SYMBOL_BYTES;
 	if (!sym->opts.max_open_files)
 		sym->opts.max_open_files = DEFAULT_MAX_OPEN_FILES;
+	if (!sym->opts.max_dwarf_files)
+		sym->opts.max_dwarf_files = DEFAULT_MAX_DWARF_FILES;
 	list_init(&sym->snap_lru);
 	list_init(&sym->sym_lru);
 	list_init(&sym->fd_lru);
+	list_init(&sym->dwarf_lru);
 	return sym;
 }
 
@@ -1434,15 +1908,29 @@ void symbolizer__check_ips(struct symbolizer *sym, __u32 snapshot, const __u64 *
 {
 	struct snapshot *s = htab_get(&sym->snaps, snapshot, 0);
 	__u64 now, missing = 0;
+	bool jit_missing = false;
 	size_t i;
 
 	if (!s || !s->attached)
 		return;
-	for (i = 0; i < n && !missing; i++)
-		if (ips[i] && (!s->maps || !maps__find(s->maps, ips[i])))
+	for (i = 0; i < n && !missing; i++) {
+		const struct maps_entry *e = s->maps && ips[i] ? maps__find(s->maps, ips[i]) : NULL;
+
+		if (!ips[i] || (e && !jit_mapping(e)) || perf_map_find(&s->jit, ips[i]))
+			continue;
+		if (e)
+			jit_missing = true;
+		else
 			missing = ips[i];
-	if (!missing)
+	}
+	if (!missing) {
+		/* JIT code newer than our last read of its perf map */
+		if (jit_missing) {
+			perf_map_recheck(sym, s);
+			enforce_snapshot_limits(sym, s);
+		}
 		return;
+	}
 	now = now_ns();
 	if (now < s->refresh_at_ns)
 		return;
@@ -1470,14 +1958,60 @@ void symbolizer__release_unused(struct symbolizer *sym)
 	}
 }
 
-/* Fills module_offset, function and offset of f from file sf mapped at e. */
+int symbolizer__process(struct symbolizer *sym, __u32 snapshot, const char **executable,
+			const char **comm)
+{
+	struct snapshot *s = htab_get(&sym->snaps, snapshot, 0);
+
+	if (executable)
+		*executable = s ? s->exe : NULL;
+	if (comm)
+		*comm = s && s->comm[0] ? s->comm : NULL;
+	return s ? 0 : -ENOENT;
+}
+
+/*
+ * Fills f->lines from the DWARF of sf at ELF address vaddr; e (NULL: the
+ * vDSO) and path as for file_dwarf.
+ */
+static void resolve_lines(struct symbolizer *sym, struct sym_file *sf, __u32 pid,
+			  const struct maps_entry *e, const char *path, __u64 vaddr,
+			  struct sym_frame *f)
+{
+	struct dwarf_file *df = file_dwarf(sym, sf, pid, e, path);
+	struct sym_line *last;
+	size_t n, bytes;
+
+	if (!df)
+		return;
+	n = dwarf_file__lookup(df, vaddr, sym->lines, SYM_MAX_LINES);
+	/* lookups decode line tables */
+	bytes = dwarf_file__bytes(df);
+	if (bytes != sf->dwarf_bytes) {
+		sym->st.symbol_bytes += bytes - sf->dwarf_bytes;
+		sf->dwarf_bytes = bytes;
+		enforce_symbol_limit(sym, sf);
+	}
+	if (!n)
+		return;
+	last = &sym->lines[n - 1];
+	if (!last->function)
+		last->function = f->function;
+	else if (!f->function)
+		f->function = last->function;
+	f->lines = sym->lines;
+	f->line_count = n;
+}
+
+/* Fills module_offset, function, offset and lines of f from file sf mapped at e. */
 static void resolve_in_file(struct symbolizer *sym, struct sym_file *sf, __u32 pid,
 			    const struct maps_entry *e, __u64 lookup, struct sym_frame *f)
 {
+	const struct maps_entry *fe = e->kind == MAPS_FILE ? e : NULL;
 	const struct sym_entry *s;
 	__u64 vaddr;
 
-	if (file_load(sym, sf, pid, e->kind == MAPS_FILE ? e : NULL))
+	if (file_load(sym, sf, pid, fe))
 		return;
 	if (sf->build_id_len) {
 		f->build_id = sf->build_id;
@@ -1492,12 +2026,39 @@ static void resolve_in_file(struct symbolizer *sym, struct sym_file *sf, __u32 p
 	 * returned to, not called, and stacks walked without frame pointers hold
 	 * function addresses. Then the address itself names the frame.
 	 */
-	if (!s && lookup != f->address)
+	if (!s && lookup != f->address) {
 		s = file_find_sym(sf, f->module_offset);
-	if (!s)
-		return;
-	f->function = sf->names + s->name;
-	f->offset = f->module_offset - s->start;
+		if (s)
+			vaddr = f->module_offset;
+	}
+	if (s) {
+		f->function = sf->names + s->name;
+		f->offset = f->module_offset - s->start;
+	}
+	resolve_lines(sym, sf, pid, fe, e->path, vaddr, f);
+}
+
+/* Fills f from s's perf map if it knows lookup; e: the mapping holding it, or NULL. */
+static bool resolve_jit(struct symbolizer *sym, struct snapshot *s, const struct maps_entry *e,
+			__u64 lookup, struct sym_frame *f)
+{
+	const struct jit_sym *j = perf_map_find(&s->jit, lookup);
+
+	if (!j) {
+		perf_map_recheck(sym, s);
+		enforce_snapshot_limits(sym, s);
+		j = perf_map_find(&s->jit, lookup);
+	}
+	if (!j)
+		return false;
+	f->module = s->jit.path;
+	f->module_offset = f->address;
+	f->function = s->jit.names + j->name;
+	f->offset = f->address - j->start;
+	f->map_start = e ? e->start : j->start;
+	f->map_end = e ? e->end : j->start + (j->size ? j->size : 1);
+	f->map_offset = e ? e->offset : 0;
+	return true;
 }
 
 int symbolizer__resolve_user(struct symbolizer *sym, __u32 snapshot, __u64 ip, unsigned int flags,
@@ -1514,6 +2075,8 @@ int symbolizer__resolve_user(struct symbolizer *sym, __u32 snapshot, __u64 ip, u
 		return -ENOENT;
 	list_touch(&sym->snap_lru, &s->node);
 	e = maps__find(s->maps, lookup);
+	if (jit_mapping(e) && resolve_jit(sym, s, e, lookup, f))
+		return 0;
 	if (!e)
 		return -ENOENT;
 	f->module_offset = ip - e->start + e->offset;

@@ -10,6 +10,26 @@
  * /proc/PID/root (the process's mount namespace) when the process is first
  * seen, so that files of exited or containerized processes still resolve.
  *
+ * Function names come from the ELF symbol tables (of the file, or of its
+ * separate debug file); source lines and inlined functions from DWARF (of the
+ * file, or of its debug file), opened when a frame of the file is first
+ * resolved. Debug files are found by build id under
+ * DEBUG_DIR/.build-id/xx/yyyy.debug, then by .gnu_debuglink next to the file,
+ * in its .debug/ directory and under DEBUG_DIR/<its directory>, each in the
+ * process's root first and then in ours (DEBUG_DIR: /usr/lib/debug). A debug
+ * file must carry the build id of the file.
+ *
+ * JIT code: addresses in anonymous executable mappings (also "[anon:name]"
+ * and memfd mappings) or in no mapping are looked up in the process's
+ * /tmp/perf-NSPID.map as perf reads it ("START SIZE name" lines, hex), NSPID
+ * being the pid in the process's own pid namespace, read in its root. Like
+ * the maps it is read when the snapshot is taken or refreshed, and read again
+ * while the process lives when it grew and an address is not in it, so
+ * frames of exited processes still resolve. Their module is the map's path
+ * as the process sees it ("/tmp/perf-NSPID.map", perf's convention), their
+ * module_offset the address itself. Files over 64 MiB or owned by another
+ * user than the process's or root are refused.
+ *
  * Every cache is bounded (struct symbolizer_opts) and evicts the least
  * recently used entry. Not thread-safe.
  */
@@ -23,11 +43,16 @@
 #define SYM_KERNEL_MODULE "[kernel.kallsyms]"
 
 struct symbolizer_opts {
-	size_t max_snapshots;	   /* 0: 16384 */
-	size_t max_map_entries;	   /* summed over snapshots; 0: 262144 */
-	size_t max_symbol_bytes;   /* parsed symbol tables in memory; 0: 64 MiB */
+	size_t max_snapshots; /* 0: 16384 */
+	/* Mappings and perf map entries summed over snapshots, half at most in one perf map. */
+	size_t max_map_entries; /* 0: 262144 */
+	/* Symbol tables and DWARF in memory; one file's DWARF opens if it fits in a quarter. */
+	size_t max_symbol_bytes;   /* 0: 64 MiB */
 	size_t max_open_files;	   /* descriptors kept for mapped files; 0: 256 */
+	size_t max_dwarf_files;	   /* files with DWARF open (holding no descriptor); 0: 32 */
 	const char *kallsyms_path; /* NULL: /proc/kallsyms */
+	const char *debug_dir;	   /* DEBUG_DIR above (tests move it); NULL: /usr/lib/debug */
+	bool no_dwarf;		   /* no DWARF: names from symbol tables, no lines */
 };
 
 struct symbolizer;
@@ -41,6 +66,9 @@ struct sym_line {
 	__u32 start_line;     /* first line of function (DW_AT_decl_line); 0: unknown */
 };
 
+/* Most entries in sym_frame.lines: a deeper inline chain keeps its innermost ones. */
+#define SYM_MAX_LINES 32
+
 /* One resolved address. Strings stay valid until the next call on the symbolizer. */
 struct sym_frame {
 	__u64 address;
@@ -50,20 +78,31 @@ struct sym_frame {
 	 * offset; for the kernel, address itself. Meaningless if !module.
 	 */
 	__u64 module_offset;
-	__u64 offset; /* from the start of function; meaningless if !function */
-	/* A path, a pseudo path ("[vdso]"), "[anon]", SYM_KERNEL_MODULE or "[mod]"; NULL: unknown
+	__u64 offset; /* from function's symbol (0: DWARF's function); meaningless if !function */
+	/*
+	 * A path, a pseudo path ("[vdso]"), "[anon]", a perf map for JIT code
+	 * ("/tmp/perf-NSPID.map"), SYM_KERNEL_MODULE or "[mod]"; NULL: unknown
 	 */
 	const char *module;
-	const char *function;	       /* NULL: unknown */
+	/* The symbol table's name (DWARF's if no symbol holds address); NULL: unknown */
+	const char *function;
 	const unsigned char *build_id; /* NULL: unknown */
 	size_t build_id_len;
-	/* The user mapping holding address: [map_start, map_end) at file offset map_offset. */
+	/*
+	 * The user mapping holding address: [map_start, map_end) at file offset
+	 * map_offset (JIT code in no mapping: the code's own range).
+	 */
 	__u64 map_start;
 	__u64 map_end;
 	__u64 map_offset;
 	/*
 	 * From DWARF when available: innermost inlined function first; the last
-	 * entry is the function that holds address. line_count 0 without DWARF.
+	 * entry is the function that holds address, at the call site of the
+	 * function inlined into it (of the address itself if none). Names are
+	 * linkage (mangled) names. The last one is DWARF's if it has one (then
+	 * it differs from function for compiler clones: "foo" for
+	 * "foo.constprop.0"), else function. line_count 0 without DWARF; at
+	 * most SYM_MAX_LINES.
 	 */
 	const struct sym_line *lines;
 	size_t line_count;
@@ -84,11 +123,15 @@ struct symbolizer_stats {
 	size_t map_entries;
 	size_t files;
 	size_t open_files;
-	size_t symbol_bytes;
+	size_t symbol_bytes; /* symbol tables and DWARF */
+	size_t dwarf_files;
 	__u64 snapshot_failures; /* /proc/PID/maps could not be read */
 	__u64 refreshes;	 /* snapshots re-read because an address was in no mapping */
-	__u64 evictions;	 /* snapshots and symbol tables dropped to stay within the limits */
+	__u64 evictions;	 /* snapshots, symbol tables, DWARF dropped to stay within limits */
 	__u64 file_failures;	 /* mapped files that could not be opened or parsed */
+	__u64 dwarf_failures;	 /* files whose DWARF could not be read or was too large */
+	/* perf maps refused (too large, not the process's) or cut at the entry limit */
+	__u64 perf_map_failures;
 };
 
 /* opts may be NULL. Returns NULL on allocation failure. */
@@ -111,6 +154,15 @@ void symbolizer__pid_exit(struct symbolizer *sym, __u32 pid);
  * snapshot is re-read while the process is alive, with a per-process backoff.
  */
 void symbolizer__check_ips(struct symbolizer *sym, __u32 snapshot, const __u64 *ips, size_t n);
+/*
+ * The process of a snapshot as it was when the snapshot was taken (also after
+ * it exited): its executable (the /proc/PID/exe link, as the process saw it)
+ * and its name (/proc/PID/comm of its main thread). Either may be NULL
+ * (unknown), and so may the pointers passed. Strings stay valid until the
+ * next call on the symbolizer. Returns 0, or -ENOENT for an unknown snapshot.
+ */
+int symbolizer__process(struct symbolizer *sym, __u32 snapshot, const char **executable,
+			const char **comm);
 /*
  * Frees the snapshots no live pid uses any more (processes that exited or
  * exec'd). Call after writing the profile that needed them.

@@ -210,6 +210,22 @@ static __u32 build_stack(struct builder *b, const struct profile_sample *s)
 	return id;
 }
 
+/* The process's name and executable, captured while it lived. */
+static void add_process(struct builder *b, const struct profile_sample *s)
+{
+	struct sp_process proc = {.pid = s->pid};
+	const char *exe = NULL, *comm = NULL;
+
+	if (symprof__process(b->sp, s->pid))
+		return;
+	if (b->sym && s->snapshot && !symbolizer__process(b->sym, s->snapshot, &exe, &comm)) {
+		proc.executable = symprof__cstring(b->sp, exe);
+		proc.name = symprof__cstring(b->sp, comm);
+	}
+	if (symprof__set_process(b->sp, &proc))
+		b->sp->error = -ENOMEM;
+}
+
 static int add_sample(const struct profile_sample *s, void *ctx)
 {
 	struct builder *b = ctx;
@@ -229,6 +245,7 @@ static int add_sample(const struct profile_sample *s, void *ctx)
 	}
 	out.label_set = symprof__label_set(b->sp, labels, n);
 	out.stack = build_stack(b, s);
+	add_process(b, s);
 	return symprof__add_sample(b->sp, &out);
 }
 

@@ -3,8 +3,11 @@
  * Symbolizer: this process's own functions, libc (whose local symbols live
  * in the separate debug file), PLT stubs, the vDSO, libraries built here with
  * .gnu_debuglink and then deleted, exited processes, hostile files, the
- * kernel, and the cache limits. Expected values come from independent
- * sources: dladdr, nm, objdump and /proc/kallsyms.
+ * kernel, and the cache limits; DWARF lines and inlined frames (from the file,
+ * a debug file found by .gnu_debuglink or by build id, corrupted DWARF), JIT
+ * code named by a perf map, and process identity. Expected values come from
+ * independent sources: dladdr, nm, objdump, addr2line, /proc and
+ * /proc/kallsyms.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -22,6 +25,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -34,12 +38,14 @@
 int lp_sym_target_a(int x);
 int lp_sym_target_b(int x);
 
+static const unsigned int target_a_line = __LINE__ + 1;
 __attribute__((noinline)) int lp_sym_target_a(int x)
 {
 	__asm__ volatile("" : "+r"(x));
 	return x * 7 + 1;
 }
 
+static const unsigned int target_b_line = __LINE__ + 1;
 __attribute__((noinline)) int lp_sym_target_b(int x)
 {
 	__asm__ volatile("" : "+r"(x));
@@ -816,6 +822,699 @@ static void test_kallsyms_file(void **state)
 	symbolizer__free(sym);
 }
 
+static const char *base_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash ? slash + 1 : path;
+}
+
+/* The line numbers addr2line -i gives for ELF address vaddr of file, innermost first. */
+static size_t addr2line(const char *file, __u64 vaddr, __u32 *lines, size_t max)
+{
+	char cmd[2 * PATH_MAX], line[PATH_MAX];
+	size_t n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "addr2line -i -e '%s' 0x%llx", file, (unsigned long long)vaddr);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *colon = strrchr(line, ':');
+
+		if (colon && n < max)
+			lines[n++] = strtoul(colon + 1, NULL, 10);
+	}
+	pclose(p);
+	return n;
+}
+
+/* This test program is built with -g: its own lines, as addr2line reads them. */
+static void test_own_lines(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	const __u64 addrs[] = {(uintptr_t)lp_sym_target_a, (uintptr_t)lp_sym_target_b + 5};
+	struct symbolizer_stats st;
+	struct sym_frame f;
+	__u32 id, want[4];
+	size_t i;
+
+	id = symbolizer__observe_pid(sym, getpid());
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(symbolizer__resolve_user(sym, id, addrs[i], 0, &f), 0);
+		assert_int_equal(f.line_count, 1);
+		assert_non_null(f.lines);
+		assert_string_equal(f.lines[0].function, f.function);
+		assert_string_equal(base_name(f.lines[0].file), "test_symbols.c");
+		assert_int_equal(addr2line(f.module, f.module_offset, want, 4), 1);
+		assert_int_equal(f.lines[0].line, want[0]);
+	}
+	assert_string_equal(f.function, "lp_sym_target_b");
+	assert_int_equal(f.lines[0].start_line, target_b_line);
+	assert_int_equal(symbolizer__resolve_user(sym, id, addrs[0], 0, &f), 0);
+	assert_int_equal(f.lines[0].start_line, target_a_line);
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.dwarf_files, 1);
+	assert_true(st.symbol_bytes > 0);
+	symbolizer__free(sym);
+
+	/* without DWARF: names only */
+	sym = symbolizer__new(&(struct symbolizer_opts){.no_dwarf = true});
+	id = symbolizer__observe_pid(sym, getpid());
+	assert_int_equal(symbolizer__resolve_user(sym, id, addrs[0], 0, &f), 0);
+	assert_string_equal(f.function, "lp_sym_target_a");
+	assert_int_equal(f.line_count, 0);
+	assert_null(f.lines);
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.dwarf_files, 0);
+	symbolizer__free(sym);
+}
+
+/*
+ * lp_inl is inlined into lp_static_fn, a local function, at "@call"; the
+ * global label lp_lib_mark (exported, so dlsym finds it) marks an
+ * instruction of lp_inl at "@mark".
+ */
+static const char inline_src[] =
+	"static inline __attribute__((always_inline)) int lp_inl(int x) /* @decl_inl */\n"
+	"{\n"
+	"	__asm__ volatile(\".globl lp_lib_mark\\nlp_lib_mark: nop\" : \"+r\"(x)); /* @mark "
+	"*/\n"
+	"	return x + 1;\n"
+	"}\n"
+	"\n"
+	"static __attribute__((noinline)) int lp_static_fn(int x) /* @decl_static */\n"
+	"{\n"
+	"	__asm__ volatile(\"\" : \"+r\"(x));\n"
+	"	return lp_inl(x) * 2; /* @call */\n"
+	"}\n"
+	"\n"
+	"int lp_lib_entry2(int x)\n"
+	"{\n"
+	"	return lp_static_fn(x) + 1;\n"
+	"}\n";
+
+static __u32 inline_line(const char *name)
+{
+	char marker[64];
+	const char *at;
+	__u32 line = 1;
+
+	snprintf(marker, sizeof(marker), "/* @%s */", name);
+	at = strstr(inline_src, marker);
+	assert_non_null(at);
+	for (const char *p = inline_src; p < at; p++)
+		line += *p == '\n';
+	return line;
+}
+
+enum inline_lib_kind {
+	INLINE_DEBUGLINK, /* stripped, debug file in .debug/ named by .gnu_debuglink */
+	INLINE_BUILD_ID,  /* stripped, debug file under tmpdir/root/usr/lib/debug/.build-id */
+	INLINE_CORRUPT,	  /* not stripped, .debug_info overwritten */
+};
+
+/* Builds tmpdir/<name>.so from inline_src, -g -O2, its DWARF where kind says. */
+static bool build_inline_lib(const char *name, enum inline_lib_kind kind)
+{
+	char src[PATH_MAX];
+	FILE *f;
+
+	snprintf(src, sizeof(src), "%s/%s.c", tmpdir, name);
+	f = fopen(src, "w");
+	assert_non_null(f);
+	fputs(inline_src, f);
+	fclose(f);
+	if (run("cd '%s' && gcc -shared -fPIC -O2 -g -Wl,--build-id -o %s.so %s.c", tmpdir, name,
+		name))
+		return false;
+	switch (kind) {
+	case INLINE_DEBUGLINK:
+		return !run("cd '%s' && mkdir -p .debug && objcopy --only-keep-debug %s.so "
+			    ".debug/%s.debug && strip --strip-all %s.so && "
+			    "objcopy --add-gnu-debuglink=.debug/%s.debug %s.so",
+			    tmpdir, name, name, name, name, name);
+	case INLINE_BUILD_ID:
+		/* the build id path from readelf, independently of the symbolizer */
+		return !run("cd '%s' && id=$(readelf -n %s.so | sed -n 's/.*Build ID: //p') && "
+			    "d=root/usr/lib/debug/.build-id/$(echo $id | cut -c1-2) && "
+			    "mkdir -p $d && objcopy --only-keep-debug %s.so "
+			    "$d/$(echo $id | cut -c3-).debug && strip --strip-all %s.so",
+			    tmpdir, name, name, name);
+	case INLINE_CORRUPT:
+		return !run("cd '%s' && set -- $(readelf -S -W %s.so | "
+			    "sed -n 's/.* \\.debug_info *[A-Z]* *[0-9a-f]* \\([0-9a-f]*\\) "
+			    "\\([0-9a-f]*\\).*/\\1 \\2/p') && [ $# = 2 ] && "
+			    "head -c $((0x$2)) /dev/zero | tr '\\0' '\\377' | "
+			    "dd of=%s.so bs=1 seek=$((0x$1)) conv=notrunc status=none",
+			    tmpdir, name, name);
+	}
+	return false;
+}
+
+/* dlopens tmpdir/<name>.so; *mark is lp_lib_mark in it. */
+static void *open_inline_lib(const char *name, __u64 *mark)
+{
+	char path[PATH_MAX];
+	void *h;
+
+	snprintf(path, sizeof(path), "%s/%s.so", tmpdir, name);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(h);
+	*mark = (uintptr_t)dlsym(h, "lp_lib_mark");
+	assert_true(*mark);
+	return h;
+}
+
+/* The chain at lp_lib_mark: lp_inl at @mark, inlined into lp_static_fn at @call. */
+static void check_inline_frame(const struct sym_frame *f, bool ret)
+{
+	assert_string_equal(f->function, "lp_static_fn");
+	assert_int_equal(f->line_count, 2);
+	assert_string_equal(f->lines[0].function, "lp_inl");
+	assert_string_equal(base_name(f->lines[0].file), "libinl.c");
+	assert_int_equal(f->lines[0].start_line, inline_line("decl_inl"));
+	if (!ret)
+		assert_int_equal(f->lines[0].line, inline_line("mark"));
+	assert_string_equal(f->lines[1].function, "lp_static_fn");
+	assert_string_equal(base_name(f->lines[1].file), "libinl.c");
+	assert_int_equal(f->lines[1].line, inline_line("call"));
+	assert_int_equal(f->lines[1].start_line, inline_line("decl_static"));
+}
+
+/* Names and lines of a stripped library from its .gnu_debuglink debug file. */
+static void test_debuglink_lines(void **state)
+{
+	struct symbolizer *sym;
+	struct sym_frame f;
+	__u64 mark;
+	void *h;
+	__u32 id;
+
+	if (!build_inline_lib("libinl", INLINE_DEBUGLINK))
+		skip();
+	assert_int_not_equal(run("readelf -S '%s/libinl.so' | grep -q debug_info", tmpdir), 0);
+	h = open_inline_lib("libinl", &mark);
+	sym = symbolizer__new(NULL);
+	id = symbolizer__observe_pid(sym, getpid());
+	assert_int_equal(symbolizer__resolve_user(sym, id, mark, 0, &f), 0);
+	check_inline_frame(&f, false);
+	/* the next instruction's return address is looked up at mark too */
+	assert_int_equal(symbolizer__resolve_user(sym, id, mark + 1, SYM_RETURN_ADDRESS, &f), 0);
+	check_inline_frame(&f, true);
+	assert_int_equal(f.lines[0].line, inline_line("mark"));
+	symbolizer__free(sym);
+	dlclose(h);
+}
+
+/* A debug file found by build id under a root of our own (opts.debug_dir). */
+static void test_build_id_debug_dir(void **state)
+{
+	char debug_dir[PATH_MAX];
+	struct symbolizer *sym;
+	struct sym_frame f;
+	__u64 mark;
+	void *h;
+	__u32 id;
+
+	if (!build_inline_lib("libinl2", INLINE_BUILD_ID))
+		skip();
+	h = open_inline_lib("libinl2", &mark);
+	/* not in /usr/lib/debug: only the exported label names the address */
+	sym = symbolizer__new(NULL);
+	id = symbolizer__observe_pid(sym, getpid());
+	symbolizer__resolve_user(sym, id, mark, 0, &f);
+	assert_true(!f.function || strcmp(f.function, "lp_static_fn"));
+	assert_int_equal(f.line_count, 0);
+	symbolizer__free(sym);
+
+	snprintf(debug_dir, sizeof(debug_dir), "%s/root/usr/lib/debug", tmpdir);
+	sym = symbolizer__new(&(struct symbolizer_opts){.debug_dir = debug_dir});
+	id = symbolizer__observe_pid(sym, getpid());
+	assert_int_equal(symbolizer__resolve_user(sym, id, mark, 0, &f), 0);
+	assert_string_equal(base_name(f.module), "libinl2.so");
+	assert_int_equal(f.line_count, 2);
+	assert_string_equal(f.lines[0].function, "lp_inl");
+	assert_int_equal(f.lines[0].line, inline_line("mark"));
+	assert_string_equal(f.function, "lp_static_fn");
+	assert_int_equal(f.lines[1].line, inline_line("call"));
+	symbolizer__free(sym);
+	dlclose(h);
+}
+
+/* .debug_info overwritten: the name from the symbol table, no lines, no crash. */
+static void test_corrupt_dwarf(void **state)
+{
+	struct symbolizer *sym;
+	struct sym_frame f;
+	__u64 mark;
+	void *h;
+	__u32 id;
+
+	if (!build_inline_lib("libinl3", INLINE_CORRUPT))
+		skip();
+	assert_int_equal(run("readelf -S '%s/libinl3.so' | grep -q debug_info", tmpdir), 0);
+	h = open_inline_lib("libinl3", &mark);
+	sym = symbolizer__new(NULL);
+	id = symbolizer__observe_pid(sym, getpid());
+	assert_int_equal(symbolizer__resolve_user(sym, id, mark, 0, &f), 0);
+	assert_string_equal(f.function, "lp_static_fn");
+	assert_int_equal(f.line_count, 0);
+	assert_null(f.lines);
+	symbolizer__free(sym);
+	dlclose(h);
+}
+
+/* gcc's clones: the symbol table says "scale.constprop.0", DWARF "scale". */
+static void test_clone_names(void **state)
+{
+	static const char src[] = "__attribute__((noinline)) static int scale(int x, int k)\n"
+				  "{\n"
+				  "	int r = 0;\n"
+				  "	for (int i = 0; i < x; i++)\n"
+				  "		r += i * k;\n"
+				  "	__asm__ volatile(\"\" : \"+r\"(r));\n"
+				  "	return r;\n"
+				  "}\n"
+				  "int lp_clone_a(int x) { return scale(x, 3); }\n"
+				  "int lp_clone_b(int x) { return scale(x, 3) + 1; }\n";
+	char path[PATH_MAX], cmd[2 * PATH_MAX], line[512];
+	unsigned long long clone = 0, entry = 0;
+	struct symbolizer *sym;
+	struct sym_frame f;
+	void *h;
+	FILE *p;
+	__u32 id;
+
+	snprintf(path, sizeof(path), "%s/libclone.c", tmpdir);
+	p = fopen(path, "w");
+	assert_non_null(p);
+	fputs(src, p);
+	fclose(p);
+	if (run("cd '%s' && gcc -shared -fPIC -O2 -g -o libclone.so libclone.c", tmpdir))
+		skip();
+	snprintf(cmd, sizeof(cmd), "nm '%s/libclone.so'", tmpdir);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long a;
+		char type, name[256];
+
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "scale.constprop.0"))
+			clone = a;
+		else if (!strcmp(name, "lp_clone_a"))
+			entry = a;
+	}
+	pclose(p);
+	if (!clone)
+		skip(); /* this gcc did not clone */
+	snprintf(path, sizeof(path), "%s/libclone.so", tmpdir);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(h);
+	sym = symbolizer__new(NULL);
+	id = symbolizer__observe_pid(sym, getpid());
+	assert_int_equal(
+		symbolizer__resolve_user(
+			sym, id, (uintptr_t)dlsym(h, "lp_clone_a") - entry + clone + 2, 0, &f),
+		0);
+	assert_string_equal(f.function, "scale.constprop.0");
+	assert_int_equal(f.offset, 2);
+	assert_true(f.line_count >= 1);
+	assert_string_equal(f.lines[f.line_count - 1].function, "scale");
+	assert_int_equal(f.lines[f.line_count - 1].start_line, 1);
+	symbolizer__free(sym);
+	dlclose(h);
+}
+
+/* DWARF handles stay within their number and within the byte budget. */
+static void test_dwarf_limits(void **state)
+{
+	struct symbolizer_opts opts = {.max_dwarf_files = 1};
+	void *getpid_addr = dlsym(RTLD_DEFAULT, "getpid");
+	struct symbolizer_stats st;
+	struct symbolizer *sym;
+	struct sym_frame f;
+	size_t libc_lines = 0;
+	int round;
+	__u32 id;
+
+	sym = symbolizer__new(&opts);
+	id = symbolizer__observe_pid(sym, getpid());
+	for (round = 0; round < 3; round++) {
+		assert_int_equal(
+			symbolizer__resolve_user(sym, id, (uintptr_t)lp_sym_target_a, 0, &f), 0);
+		assert_int_equal(f.line_count, 1);
+		assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)getpid_addr, 0, &f),
+				 0);
+		/* libc's DWARF is in its debug file, if installed */
+		libc_lines = f.line_count;
+		symbolizer__stats(sym, &st);
+		assert_true(st.dwarf_files <= 1);
+	}
+	symbolizer__stats(sym, &st);
+	if (libc_lines)
+		assert_true(st.evictions >= 5);
+	symbolizer__free(sym);
+
+	/* too large for a quarter of the budget: refused, counted */
+	opts = (struct symbolizer_opts){.max_symbol_bytes = 4096};
+	sym = symbolizer__new(&opts);
+	id = symbolizer__observe_pid(sym, getpid());
+	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)lp_sym_target_a, 0, &f), 0);
+	assert_int_equal(f.line_count, 0);
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.dwarf_failures, 1);
+	assert_int_equal(st.dwarf_files, 0);
+	symbolizer__free(sym);
+}
+
+/* A JIT's child: anonymous executable code and a perf map naming it. */
+struct jit_child {
+	pid_t pid;
+	int cmd, ack; /* pipes to and from the child */
+	char *code;   /* mapped in both */
+	__u64 gone;   /* named in the map, unmapped by the child */
+	char map[64];
+};
+
+static void jit_child_run(struct jit_child *j, int cmd, int ack)
+{
+	FILE *m = fopen(j->map, "w");
+	char c;
+
+	prctl(PR_SET_NAME, "lp-jit-child");
+	if (!m)
+		_exit(1);
+	/* perf's format, a 0x prefix, malformed lines, a name with spaces */
+	fprintf(m,
+		"%llx 40 jit_one\n"
+		"zzz not a line\n"
+		"%llx 10\n"
+		"0x%llx 0x20 LazyCompile: foo bar.js:12\n"
+		"%llx 10 jit_gone\n",
+		(unsigned long long)(uintptr_t)j->code, (unsigned long long)(uintptr_t)j->code,
+		(unsigned long long)(uintptr_t)j->code + 0x40, (unsigned long long)j->gone);
+	fclose(m);
+	munmap((void *)(uintptr_t)j->gone, 4096);
+	if (write(ack, "r", 1) != 1)
+		_exit(1);
+	while (read(cmd, &c, 1) == 1) {
+		/* JITs append; code may be replaced at an address already named */
+		m = fopen(j->map, "a");
+		if (!m)
+			_exit(1);
+		fprintf(m, "%llx 30 jit_late\n%llx 8 jit_replaced\n%llx 8 jit_overlap\n",
+			(unsigned long long)(uintptr_t)j->code + 0x100,
+			(unsigned long long)(uintptr_t)j->code,
+			(unsigned long long)(uintptr_t)j->code + 0x48);
+		fclose(m);
+		if (write(ack, "a", 1) != 1)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+static void jit_child_start(struct jit_child *j)
+{
+	int cmd[2], ack[2];
+	void *gone;
+	char c;
+
+	j->code = mmap(NULL, 8192, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	gone = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(j->code != MAP_FAILED && gone != MAP_FAILED);
+	j->gone = (uintptr_t)gone;
+	assert_int_equal(pipe(cmd), 0);
+	assert_int_equal(pipe(ack), 0);
+	j->pid = fork();
+	assert_true(j->pid >= 0);
+	snprintf(j->map, sizeof(j->map), "/tmp/perf-%d.map", j->pid ? j->pid : getpid());
+	if (!j->pid) {
+		close(cmd[1]);
+		close(ack[0]);
+		jit_child_run(j, cmd[0], ack[1]);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	j->cmd = cmd[1];
+	j->ack = ack[0];
+	munmap(gone, 4096);
+	assert_int_equal(read(j->ack, &c, 1), 1);
+}
+
+static void jit_child_stop(struct jit_child *j)
+{
+	close(j->cmd);
+	close(j->ack);
+	kill(j->pid, SIGKILL);
+	assert_int_equal(waitpid(j->pid, NULL, 0), j->pid);
+	unlink(j->map);
+	munmap(j->code, 8192);
+}
+
+static void test_jit_perf_map(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	struct symbolizer_stats st;
+	struct jit_child j;
+	struct sym_frame f;
+	const char *exe, *comm;
+	__u64 code, late;
+	size_t entries;
+	__u32 id;
+	char c;
+
+	jit_child_start(&j);
+	code = (uintptr_t)j.code;
+	late = code + 0x105;
+	id = symbolizer__observe_pid(sym, j.pid);
+	assert_int_equal(symbolizer__resolve_user(sym, id, code + 5, 0, &f), 0);
+	assert_string_equal(f.function, "jit_one");
+	assert_string_equal(f.module, j.map);
+	assert_int_equal(f.offset, 5);
+	assert_int_equal(f.module_offset, code + 5);
+	assert_int_equal(f.map_start, code);
+	assert_int_equal(f.line_count, 0);
+	assert_false(f.kernel);
+	assert_int_equal(symbolizer__resolve_user(sym, id, code + 0x45, SYM_RETURN_ADDRESS, &f), 0);
+	assert_string_equal(f.function, "LazyCompile: foo bar.js:12");
+	assert_int_equal(f.offset, 5);
+	/* in no mapping any more, still named by the map */
+	assert_int_equal(symbolizer__resolve_user(sym, id, j.gone + 3, 0, &f), 0);
+	assert_string_equal(f.function, "jit_gone");
+	assert_int_equal(f.map_start, j.gone);
+	assert_int_equal(f.map_end, j.gone + 0x10);
+	/* not named (yet): anonymous code */
+	assert_int_equal(symbolizer__resolve_user(sym, id, late, 0, &f), -ENOENT);
+	assert_string_equal(f.module, "[anon]");
+
+	/*
+	 * The JIT appends; a sample there re-reads the map (the miss above
+	 * just did: the next read waits 100 ms).
+	 */
+	assert_int_equal(write(j.cmd, "a", 1), 1);
+	assert_int_equal(read(j.ack, &c, 1), 1);
+	symbolizer__stats(sym, &st);
+	entries = st.map_entries;
+	symbolizer__check_ips(sym, id, &late, 1);
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.map_entries, entries);
+	usleep(150 * 1000);
+	symbolizer__check_ips(sym, id, &late, 1);
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.map_entries, entries + 2);
+	assert_int_equal(st.refreshes, 0);
+	assert_int_equal(symbolizer__resolve_user(sym, id, late, 0, &f), 0);
+	assert_string_equal(f.function, "jit_late");
+	assert_int_equal(f.offset, 5);
+	/* the newest entry at an address replaces the older one, and wins where they overlap */
+	assert_int_equal(symbolizer__resolve_user(sym, id, code + 5, 0, &f), 0);
+	assert_string_equal(f.function, "jit_replaced");
+	assert_int_equal(symbolizer__resolve_user(sym, id, code + 0x4a, 0, &f), 0);
+	assert_string_equal(f.function, "jit_overlap");
+	assert_int_equal(symbolizer__resolve_user(sym, id, code + 0x45, 0, &f), 0);
+	assert_string_equal(f.function, "LazyCompile: foo bar.js:12");
+	/* the same again: every entry replaces one, the entries and names stay as many */
+	assert_int_equal(write(j.cmd, "a", 1), 1);
+	assert_int_equal(read(j.ack, &c, 1), 1);
+	usleep(150 * 1000);
+	symbolizer__check_ips(sym, id, (const __u64[]){code + 0x200}, 1);
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.map_entries, entries + 2);
+	assert_int_equal(symbolizer__resolve_user(sym, id, code + 0x4a, 0, &f), 0);
+	assert_string_equal(f.function, "jit_overlap");
+	assert_int_equal(symbolizer__resolve_user(sym, id, late, 0, &f), 0);
+	assert_string_equal(f.function, "jit_late");
+	assert_int_equal(symbolizer__resolve_user(sym, id, code + 0x45, 0, &f), 0);
+	assert_string_equal(f.function, "LazyCompile: foo bar.js:12");
+
+	/* after the process is gone */
+	jit_child_stop(&j);
+	symbolizer__pid_exit(sym, j.pid);
+	assert_int_equal(symbolizer__resolve_user(sym, id, late, 0, &f), 0);
+	assert_string_equal(f.function, "jit_late");
+	assert_int_equal(symbolizer__process(sym, id, &exe, &comm), 0);
+	assert_string_equal(comm, "lp-jit-child");
+	assert_non_null(exe);
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.perf_map_failures, 0);
+	symbolizer__free(sym);
+}
+
+/* Lines longer than any name, long names, a last line still being written. */
+static void test_jit_map_format(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	char map[64], *junk, c;
+	struct sym_frame f;
+	int hold[2];
+	pid_t child;
+	__u64 code;
+	FILE *m;
+	__u32 id;
+
+	code = (uintptr_t)mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			       0);
+	assert_true(code != (uintptr_t)MAP_FAILED);
+	assert_int_equal(pipe(hold), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		/* until we close the pipe, or exit */
+		close(hold[1]);
+		_exit(read(hold[0], &c, 1) < 0);
+	}
+	close(hold[0]);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", child);
+	junk = malloc(70000);
+	assert_non_null(junk);
+	memset(junk, 'x', 70000 - 1);
+	junk[70000 - 1] = '\0';
+	m = fopen(map, "w");
+	assert_non_null(m);
+	fprintf(m, "%s\n%llx 10 after_long\n%llx 10 %s\n%llx 10 jit_tail", junk,
+		(unsigned long long)code + 0x20, (unsigned long long)code + 0x30, junk + 60000,
+		(unsigned long long)code + 0x40);
+	fclose(m);
+	free(junk);
+
+	id = symbolizer__observe_pid(sym, child);
+	assert_int_equal(symbolizer__resolve_user(sym, id, code + 0x21, 0, &f), 0);
+	assert_string_equal(f.function, "after_long");
+	assert_int_equal(symbolizer__resolve_user(sym, id, code + 0x30, 0, &f), 0);
+	assert_int_equal(strlen(f.function), 1024);
+	assert_int_equal(symbolizer__resolve_user(sym, id, code + 0x40, 0, &f), -ENOENT);
+	/* the writer ends its line; past the 100 ms between reads, it is read */
+	m = fopen(map, "a");
+	assert_non_null(m);
+	fputc('\n', m);
+	fclose(m);
+	usleep(150 * 1000);
+	assert_int_equal(symbolizer__resolve_user(sym, id, code + 0x40, 0, &f), 0);
+	assert_string_equal(f.function, "jit_tail");
+	close(hold[1]);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	unlink(map);
+	munmap((void *)(uintptr_t)code, 4096);
+	symbolizer__free(sym);
+}
+
+/* Maps another user could have written, or too large ones, are not read. */
+static void test_jit_refused_maps(void **state)
+{
+	struct symbolizer *sym;
+	struct symbolizer_stats st;
+	struct jit_child j;
+	struct sym_frame f;
+	__u32 id;
+
+	if (geteuid())
+		skip(); /* chown needs root */
+	jit_child_start(&j);
+	assert_int_equal(chown(j.map, 65534, 65534), 0);
+	sym = symbolizer__new(NULL);
+	id = symbolizer__observe_pid(sym, j.pid);
+	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)j.code + 5, 0, &f), -ENOENT);
+	assert_string_equal(f.module, "[anon]");
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.perf_map_failures, 1);
+	symbolizer__free(sym);
+
+	assert_int_equal(chown(j.map, 0, 0), 0);
+	assert_int_equal(truncate(j.map, (64 << 20) + 1), 0);
+	sym = symbolizer__new(NULL);
+	id = symbolizer__observe_pid(sym, j.pid);
+	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)j.code + 5, 0, &f), -ENOENT);
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.perf_map_failures, 1);
+	symbolizer__free(sym);
+	jit_child_stop(&j);
+}
+
+static void test_process_identity(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	char self[PATH_MAX], comm[32], path[PATH_MAX];
+	const char *exe, *name;
+	pid_t child;
+	ssize_t n;
+	FILE *fp;
+	__u32 id;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = '\0';
+	fp = fopen("/proc/self/comm", "r");
+	assert_non_null(fp);
+	assert_non_null(fgets(comm, sizeof(comm), fp));
+	fclose(fp);
+	comm[strcspn(comm, "\n")] = '\0';
+	id = symbolizer__observe_pid(sym, getpid());
+	assert_int_equal(symbolizer__process(sym, id, &exe, &name), 0);
+	assert_string_equal(exe, self);
+	assert_string_equal(name, comm);
+	assert_int_equal(symbolizer__process(sym, id, NULL, NULL), 0);
+	assert_int_equal(symbolizer__process(sym, id + 1000, &exe, &name), -ENOENT);
+	assert_null(exe);
+	assert_null(name);
+
+	/* an executable deleted while it runs keeps its path, after its exit too */
+	snprintf(path, sizeof(path), "%s/lp-sleeper", tmpdir);
+	if (run("cp /bin/sleep '%s'", path)) {
+		symbolizer__free(sym);
+		skip();
+	}
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		execl(path, "lp-sleeper", "60", (char *)NULL);
+		_exit(127);
+	}
+	/* wait for the exec */
+	for (n = 0; n < 1000; n++) {
+		char link[PATH_MAX], proc[64];
+		ssize_t len;
+
+		snprintf(proc, sizeof(proc), "/proc/%d/exe", child);
+		len = readlink(proc, link, sizeof(link) - 1);
+		if (len > 0 && !strncmp(link, path, strlen(path)))
+			break;
+		usleep(1000);
+	}
+	assert_int_equal(unlink(path), 0);
+	id = symbolizer__observe_pid(sym, child);
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	symbolizer__pid_exit(sym, child);
+	assert_int_equal(symbolizer__process(sym, id, &exe, &name), 0);
+	assert_string_equal(exe, path);
+	assert_string_equal(name, "lp-sleeper");
+	symbolizer__free(sym);
+}
+
 static int grab(const struct profile_sample *s, void *ctx)
 {
 	*(__u32 *)ctx = s->snapshot;
@@ -867,6 +1566,16 @@ int main(void)
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_kallsyms_file),
 		cmocka_unit_test(test_profile_observes),
+		cmocka_unit_test(test_own_lines),
+		cmocka_unit_test(test_debuglink_lines),
+		cmocka_unit_test(test_build_id_debug_dir),
+		cmocka_unit_test(test_corrupt_dwarf),
+		cmocka_unit_test(test_clone_names),
+		cmocka_unit_test(test_dwarf_limits),
+		cmocka_unit_test(test_jit_perf_map),
+		cmocka_unit_test(test_jit_map_format),
+		cmocka_unit_test(test_jit_refused_maps),
+		cmocka_unit_test(test_process_identity),
 	};
 
 	lp_sym_target_b(1);
