@@ -1,0 +1,811 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * labelprof's HTML page: flame graph, CPU by label value and the label filter,
+ * drawn from the JSON blob output_html.c embeds (its layout is described
+ * there). Every string from the profile is untrusted: it only ever reaches the
+ * page through textContent, never as markup.
+ *
+ * The filter is a set of (key, value) pairs ANDed together, at most one per
+ * key; a value of null means "the key is not set". It lives in the URL hash
+ * as key=value pairs joined by & (a bare key: not set), URI-encoded.
+ *
+ * Large profiles: the distinct (process, stack) paths are sorted once, by
+ * frame names; a filter only sums counts per path, and the flame graph's
+ * tree is then built in one pass over the sorted paths into flat arrays
+ * (depth-first order, children sorted by name), with no object per node.
+ */
+(function () {
+	'use strict';
+
+	const KIND_USER = 0;
+	const KIND_KERNEL = 1;
+	const KIND_INLINED = 2;
+	const KIND_PROCESS = 3;
+	const KIND_ROOT = 4;
+	const KIND_NAMES = ['user', 'kernel', 'inlined', 'process', 'all'];
+	const ROW_PX = 18;
+	const MIN_FRAME_PX = 1.5; // narrower frames (and what they call) are not drawn
+	const MAX_FRAMES = 12000; // drawn at most, the top rows first
+	const TOP_VALUES = 12; // label values listed per key, the rest summed up
+	const UNSET = '(not set)';
+
+	function byId(id) {
+		return document.getElementById(id);
+	}
+
+	function elem(tag, className, text) {
+		const e = document.createElement(tag);
+		if (className)
+			e.className = className;
+		if (text !== undefined)
+			e.textContent = text;
+		return e;
+	}
+
+	function fmtInt(n) {
+		return Math.round(n).toLocaleString('en-US');
+	}
+
+	function fmtPct(part, whole) {
+		if (!whole)
+			return '0 %';
+		const p = (100 * part) / whole;
+		return (p >= 10 || p === 0 ? p.toFixed(1) : p.toFixed(2)) + ' %';
+	}
+
+	function fmtDuration(ns) {
+		if (ns >= 60e9)
+			return (ns / 60e9).toFixed(1) + ' min';
+		if (ns >= 1e9)
+			return (ns / 1e9).toFixed(2) + ' s';
+		if (ns >= 1e6)
+			return (ns / 1e6).toFixed(1) + ' ms';
+		return fmtInt(ns / 1e3) + ' µs';
+	}
+
+	function cmpText(a, b) {
+		return a < b ? -1 : a > b ? 1 : 0;
+	}
+
+	let data;
+	try {
+		data = JSON.parse(byId('labelprof-data').textContent);
+	} catch (e) {
+		const message = 'The profile data on this page is damaged: ' + e.message;
+		byId('flame').replaceChildren(elem('div', 'empty', message));
+		return;
+	}
+
+	function array(x) {
+		return Array.isArray(x) ? x : [];
+	}
+
+	const strings = array(data.strings);
+	const meta = data.meta || {};
+
+	function str(id) {
+		const s = strings[id];
+		return typeof s === 'string' ? s : '';
+	}
+
+	/* ---- frames, stacks, label sets, samples -------------------------------- */
+
+	function moduleBase(module) {
+		let base = module.slice(module.lastIndexOf('/') + 1);
+		// "[vdso]" shows as "[vdso+0x...]", as in the folded format.
+		if (base.length >= 2 && base[0] === '[' && base[base.length - 1] === ']')
+			base = base.slice(1, -1);
+		return base;
+	}
+
+	/* One object per distinct (kind, name, module); id: index in frames. */
+	const frames = [];
+	const frameIds = new Map();
+
+	function frame(name, module, kind) {
+		const text = kind + '\u0000' + name + '\u0000' + module;
+		let f = frameIds.get(text);
+		if (f === undefined) {
+			f = { id: frames.length, rank: 0, name: name, module: module, kind: kind };
+			frames.push(f);
+			frameIds.set(text, f);
+		}
+		return f;
+	}
+
+	/* Each location as its frames, caller first. */
+	const locFrames = array(data.locs).map(function (loc) {
+		if (!Array.isArray(loc))
+			return [];
+		const module = str(loc[0]);
+		const kind = loc[1] === KIND_KERNEL ? KIND_KERNEL : KIND_USER;
+		const rest = loc.slice(2);
+		if (!rest.length || typeof rest[0] === 'string') {
+			const offset = rest.length ? '+' + rest[0] : '';
+			const name = module ? '[' + moduleBase(module) + offset + ']' : '[unknown]';
+			return [frame(name, module, kind)];
+		}
+		return rest.map(function (id, i) {
+			return frame(str(id) || '[unknown]', module, i ? KIND_INLINED : kind);
+		});
+	});
+
+	/* Each stack as its frames, root first. */
+	const stacks = array(data.stacks).map(function (st) {
+		const out = [];
+		for (const loc of array(st))
+			for (const f of locFrames[loc] || [])
+				out.push(f);
+		return out;
+	});
+	if (!stacks.length)
+		stacks.push([]);
+
+	/* Label sets as flat [key, value, ...] string ids; every key with its values. */
+	const keyValues = new Map();
+	const sets = array(data.sets).map(function (set) {
+		const out = [];
+		for (let i = 0; i + 1 < array(set).length; i += 2) {
+			out.push(set[i], set[i + 1]);
+			if (!keyValues.has(set[i]))
+				keyValues.set(set[i], new Set());
+			keyValues.get(set[i]).add(set[i + 1]);
+		}
+		return out;
+	});
+	if (!sets.length)
+		sets.push([]);
+
+	function valueOf(set, key) {
+		for (let i = 0; i < set.length; i += 2)
+			if (set[i] === key)
+				return set[i + 1];
+		return -1;
+	}
+
+	/* Keys with few values first: request ids and the like go last. */
+	const keys = Array.from(keyValues.keys()).sort(function (a, b) {
+		return keyValues.get(a).size - keyValues.get(b).size || cmpText(str(a), str(b));
+	});
+
+	/* The string id of a key and of one of its values from their text; -2: none. */
+	function keyId(text) {
+		const k = keys.find(function (k) {
+			return str(k) === text;
+		});
+		return k === undefined ? -2 : k;
+	}
+
+	function valueId(k, text) {
+		for (const v of keyValues.get(k) || [])
+			if (str(v) === text)
+				return v;
+		return -2;
+	}
+
+	/*
+	 * Samples: each becomes a count on its label set and on its path, the
+	 * distinct (process, stack, dropped) triple that the flame graph draws.
+	 */
+	const raw = array(data.samples);
+	const nsamples = Math.floor(raw.length / 5);
+	const sSet = new Uint32Array(nsamples);
+	const sPath = new Uint32Array(nsamples);
+	const sCount = new Float64Array(nsamples);
+	const paths = []; // { frames, length }
+	const pathIds = new Map();
+	const droppedFrame = frame('[dropped]', '', KIND_USER);
+	for (let i = 0; i < nsamples; i++) {
+		const proc = frame(str(raw[5 * i]) || '[unknown]', '', KIND_PROCESS);
+		const set = raw[5 * i + 1];
+		const stack = raw[5 * i + 2];
+		const st = stacks[stack] || stacks[0];
+		const dropped = raw[5 * i + 4] && !st.length;
+		const stackId = st === stacks[stack] ? stack : 0;
+		const key = (proc.id * stacks.length + stackId) * 2 + (dropped ? 1 : 0);
+		let p = pathIds.get(key);
+		if (p === undefined) {
+			p = paths.length;
+			paths.push({ proc: proc, stack: st, extra: dropped ? droppedFrame : null });
+			pathIds.set(key, p);
+		}
+		sSet[i] = Number.isInteger(set) && set >= 0 && set < sets.length ? set : 0;
+		sPath[i] = p;
+		sCount[i] = Math.max(Number(raw[5 * i + 3]) || 0, 0);
+	}
+	const root = frame('all', '', KIND_ROOT);
+
+	function pathLength(p) {
+		return 1 + p.stack.length + (p.extra ? 1 : 0);
+	}
+
+	function frameAt(p, d) {
+		return d === 0 ? p.proc : d <= p.stack.length ? p.stack[d - 1] : p.extra;
+	}
+
+	/* Siblings are drawn in name order: rank frames by name, then sort the paths by rank. */
+	frames
+		.slice()
+		.sort(function (a, b) {
+			const byName = cmpText(a.name, b.name) || a.kind - b.kind;
+			return byName || cmpText(a.module, b.module);
+		})
+		.forEach(function (f, i) {
+			f.rank = i;
+		});
+	const pathOrder = paths.map(function (p, i) {
+		return i;
+	});
+	pathOrder.sort(function (a, b) {
+		const pa = paths[a];
+		const pb = paths[b];
+		const n = Math.min(pathLength(pa), pathLength(pb));
+		for (let d = 0; d < n; d++) {
+			const r = frameAt(pa, d).rank - frameAt(pb, d).rank;
+			if (r)
+				return r;
+		}
+		return pathLength(pa) - pathLength(pb);
+	});
+
+	/* ---- filter ------------------------------------------------------------- */
+
+	let filters = []; // { key, value }: text as shown; value null: not set
+
+	function filterToHash(fs) {
+		return fs
+			.map(function (f) {
+				const k = encodeURIComponent(f.key);
+				return f.value === null ? k : k + '=' + encodeURIComponent(f.value);
+			})
+			.join('&');
+	}
+
+	function filterFromHash(hash) {
+		const byKey = new Map();
+		for (const part of hash.replace(/^#/, '').split('&')) {
+			if (!part)
+				continue;
+			const eq = part.indexOf('=');
+			try {
+				if (eq < 0)
+					byKey.set(decodeURIComponent(part), null);
+				else
+					byKey.set(decodeURIComponent(part.slice(0, eq)),
+						  decodeURIComponent(part.slice(eq + 1)));
+			} catch (e) {
+				continue; // not URI-encoded: ignored
+			}
+		}
+		return Array.from(byKey, function ([key, value]) {
+			return { key: key, value: value };
+		});
+	}
+
+	/* Which label sets pass every filter but the one on key skipKey (text). */
+	function setsPassing(skipKey) {
+		const pass = new Uint8Array(sets.length);
+		const fs = filters
+			.filter(function (f) {
+				return f.key !== skipKey;
+			})
+			.map(function (f) {
+				const k = keyId(f.key);
+				return { k: k, v: f.value === null ? -1 : valueId(k, f.value) };
+			});
+		for (let s = 0; s < sets.length; s++) {
+			let ok = true;
+			for (const f of fs)
+				if (valueOf(sets[s], f.k) !== f.v) {
+					ok = false;
+					break;
+				}
+			pass[s] = ok ? 1 : 0;
+		}
+		return pass;
+	}
+
+	/* ---- flame graph tree --------------------------------------------------- */
+
+	/*
+	 * Node i (0: the root): frame[i], value[i] samples, parent[i], and its
+	 * subtree spans nodes i..end[i]-1; its first child is i+1, the next
+	 * sibling of child c is end[c].
+	 */
+	function buildTree(pass) {
+		const counts = new Float64Array(paths.length);
+		for (let i = 0; i < nsamples; i++)
+			if (pass[sSet[i]])
+				counts[sPath[i]] += sCount[i];
+		let size = 1;
+		for (let p = 0; p < paths.length; p++)
+			if (counts[p])
+				size += pathLength(paths[p]);
+		const t = {
+			frame: new Array(size),
+			value: new Float64Array(size),
+			parent: new Int32Array(size),
+			end: new Int32Array(size),
+			n: 1,
+		};
+		t.frame[0] = root;
+		t.parent[0] = -1;
+		const open = [0]; // open[d]: the node at depth d of the previous path
+		let prev = null;
+		for (const p of pathOrder) {
+			const c = counts[p];
+			if (!c)
+				continue;
+			const path = paths[p];
+			const len = pathLength(path);
+			let same = 0; // frames shared with the previous path
+			if (prev) {
+				const n = Math.min(len, pathLength(prev));
+				while (same < n && frameAt(path, same) === frameAt(prev, same))
+					same++;
+			}
+			while (open.length > same + 1)
+				t.end[open.pop()] = t.n;
+			for (const i of open)
+				t.value[i] += c;
+			for (let d = same; d < len; d++) {
+				const i = t.n++;
+				t.frame[i] = frameAt(path, d);
+				t.value[i] = c;
+				t.parent[i] = open[open.length - 1];
+				open.push(i);
+			}
+			prev = path;
+		}
+		while (open.length)
+			t.end[open.pop()] = t.n;
+		return t;
+	}
+
+	function children(t, i) {
+		const out = [];
+		for (let c = i + 1; c < t.end[i]; c = t.end[c])
+			out.push(c);
+		return out;
+	}
+
+	function pathOf(t, i) {
+		const ids = [];
+		for (; i > 0; i = t.parent[i])
+			ids.unshift(t.frame[i].id);
+		return ids;
+	}
+
+	/* The deepest node along a path of frame ids (a zoom kept across filter changes). */
+	function follow(t, ids) {
+		let i = 0;
+		for (const id of ids) {
+			const c = children(t, i).find(function (c) {
+				return t.frame[c].id === id;
+			});
+			if (c === undefined)
+				break;
+			i = c;
+		}
+		return i;
+	}
+
+	/* ---- drawing ------------------------------------------------------------ */
+
+	const flame = byId('flame');
+	const tooltip = byId('tooltip');
+	const frameNodes = new WeakMap();
+	let tree = null;
+	let zoom = 0;
+	let zoomPath = [];
+	let search = '';
+
+	function hash32(s) {
+		let h = 2166136261;
+		for (let i = 0; i < s.length; i++)
+			h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+		return h >>> 0;
+	}
+
+	/* A colour per kind, varied by name so that neighbours differ. */
+	function colour(f) {
+		const h = hash32(f.name);
+		const hue = (h % 1000) / 1000;
+		const light = ((h >>> 10) % 100) / 100;
+		switch (f.kind) {
+		case KIND_KERNEL:
+			return 'hsl(' + (200 + 25 * hue) + ',60%,' + (62 + 10 * light) + '%)';
+		case KIND_INLINED:
+			return 'hsl(' + (130 + 35 * hue) + ',45%,' + (55 + 12 * light) + '%)';
+		case KIND_PROCESS:
+		case KIND_ROOT:
+			return 'hsl(0,0%,' + (70 + 8 * hue) + '%)';
+		default:
+			return 'hsl(' + (8 + 42 * hue) + ',82%,' + (58 + 12 * light) + '%)';
+		}
+	}
+
+	function matches(f) {
+		return search !== '' && f.kind !== KIND_ROOT &&
+			f.name.toLowerCase().includes(search);
+	}
+
+	function drawFrame(i, depth, left, width, caller) {
+		const f = tree.frame[i];
+		const e = elem('div', 'frame k-' + KIND_NAMES[f.kind], f.name);
+		const hit = matches(f);
+		e.style.left = left * 100 + '%';
+		e.style.width = width * 100 + '%';
+		e.style.top = depth * ROW_PX + 'px';
+		e.style.backgroundColor = hit ? 'hsl(292,62%,48%)' : colour(f);
+		if (hit)
+			e.classList.add('match');
+		if (caller)
+			e.classList.add('caller');
+		frameNodes.set(e, i);
+		return e;
+	}
+
+	/* Samples under frames that match the search, each counted once. */
+	function matchedSamples(i) {
+		let sum = 0;
+		for (let j = i; j < tree.end[i];) {
+			if (matches(tree.frame[j])) {
+				sum += tree.value[j];
+				j = tree.end[j];
+			} else {
+				j++;
+			}
+		}
+		return sum;
+	}
+
+	function render() {
+		const width = flame.clientWidth || 1000;
+		const total = tree.value[0];
+		const out = [];
+		let depth = 0;
+		tooltip.hidden = true;
+		byId('reset-zoom').disabled = zoom === 0;
+		if (!total) {
+			flame.style.height = '';
+			const why = nsamples ? 'No sample matches the filter.' :
+				'The profile has no samples.';
+			flame.replaceChildren(elem('div', 'empty', why));
+			byId('match').textContent = '';
+			return;
+		}
+		// The zoomed frame's callers, full width.
+		const callers = [];
+		for (let i = tree.parent[zoom]; i >= 0; i = tree.parent[i])
+			callers.unshift(i);
+		for (const i of callers)
+			out.push(drawFrame(i, depth++, 0, 1, true));
+		// The zoomed frame and its callees, row by row so the top rows survive the cap.
+		let row = [{ i: zoom, left: 0, width: 1 }];
+		while (row.length && out.length < MAX_FRAMES) {
+			const next = [];
+			for (const r of row) {
+				if (out.length >= MAX_FRAMES)
+					break;
+				out.push(drawFrame(r.i, depth, r.left, r.width, false));
+				let left = r.left;
+				for (const c of children(tree, r.i)) {
+					const w = (r.width * tree.value[c]) / tree.value[r.i];
+					if (w * width >= MIN_FRAME_PX)
+						next.push({ i: c, left: left, width: w });
+					left += w;
+				}
+			}
+			depth++;
+			row = next;
+		}
+		flame.style.height = depth * ROW_PX + 'px';
+		const frag = document.createDocumentFragment();
+		for (const e of out)
+			frag.append(e);
+		flame.replaceChildren(frag);
+		if (search) {
+			const m = matchedSamples(zoom);
+			byId('match').textContent =
+				'Matched: ' + fmtInt(m) + ' samples, ' + fmtPct(m, total);
+		} else {
+			byId('match').textContent = '';
+		}
+	}
+
+	function showTooltip(i, x, y) {
+		const f = tree.frame[i];
+		const total = tree.value[0];
+		let self = tree.value[i];
+		for (const c of children(tree, i))
+			self -= tree.value[c];
+		const rows = [['kind', KIND_NAMES[f.kind]]];
+		if (f.module)
+			rows.push(['module', f.module]);
+		const value = tree.value[i];
+		rows.push(['samples', fmtInt(value) + ' (' + fmtPct(value, total) + ' of shown)']);
+		if (zoom && i !== 0)
+			rows.push(['of zoomed', fmtPct(tree.value[i], tree.value[zoom])]);
+		rows.push(['self', fmtInt(self) + ' (' + fmtPct(self, total) + ')']);
+		if (meta.period_ns)
+			rows.push(['CPU time', fmtDuration(tree.value[i] * meta.period_ns)]);
+		const parts = [elem('div', 'name', f.name)];
+		for (const [k, v] of rows)
+			parts.push(elem('div', 'row', k + ': ' + v));
+		tooltip.replaceChildren(...parts);
+		tooltip.hidden = false;
+		const r = tooltip.getBoundingClientRect();
+		const left = Math.min(x + 14, window.innerWidth - r.width - 4);
+		const top = y + 18 + r.height > window.innerHeight ? y - r.height - 8 : y + 18;
+		tooltip.style.left = Math.max(left, 0) + 'px';
+		tooltip.style.top = Math.max(top, 0) + 'px';
+	}
+
+	function nodeOf(ev) {
+		const i = ev.target instanceof Element ? frameNodes.get(ev.target) : undefined;
+		return i === undefined ? -1 : i;
+	}
+
+	flame.addEventListener('mousemove', function (ev) {
+		const i = nodeOf(ev);
+		if (i >= 0)
+			showTooltip(i, ev.clientX, ev.clientY);
+		else
+			tooltip.hidden = true;
+	});
+	flame.addEventListener('mouseleave', function () {
+		tooltip.hidden = true;
+	});
+	flame.addEventListener('click', function (ev) {
+		const i = nodeOf(ev);
+		if (i < 0)
+			return;
+		zoom = i;
+		zoomPath = pathOf(tree, i);
+		render();
+	});
+	byId('reset-zoom').addEventListener('click', function () {
+		zoom = 0;
+		zoomPath = [];
+		render();
+	});
+	byId('search').addEventListener('input', function (ev) {
+		search = ev.target.value.trim().toLowerCase();
+		render();
+	});
+	let resizeTimer = 0;
+	window.addEventListener('resize', function () {
+		clearTimeout(resizeTimer);
+		resizeTimer = setTimeout(render, 100);
+	});
+
+	/* ---- header ------------------------------------------------------------- */
+
+	function drawTotals() {
+		const samples = meta.samples || 0;
+		const items = [
+			['Samples', fmtInt(samples)],
+			['CPU time', meta.period_ns ? fmtDuration(samples * meta.period_ns) : '?'],
+			['Duration', meta.duration_ns ? fmtDuration(meta.duration_ns) : '?'],
+			['Frequency', meta.frequency_hz ? fmtInt(meta.frequency_hz) + ' Hz' : '?'],
+			['Drops', fmtInt(meta.ringbuf_drops || 0), meta.ringbuf_drops > 0],
+			['Processes', fmtInt(meta.processes || 0)],
+		];
+		if (meta.samples_dropped) {
+			const dropped = fmtInt(meta.samples_dropped);
+			items.push(['Samples without stack (memory limit)', dropped, true]);
+		}
+		if (meta.start_ms) {
+			const iso = new Date(meta.start_ms).toISOString();
+			items.push(['Started', iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')]);
+		}
+		const dl = byId('totals');
+		for (const [name, value, warn] of items) {
+			const d = elem('div');
+			d.id = 'total-' + name.split(' ')[0].toLowerCase();
+			d.append(elem('dt', '', name), elem('dd', warn ? 'warn' : '', value));
+			dl.append(d);
+		}
+		if (meta.host)
+			byId('host').textContent = str(meta.host);
+	}
+
+	/* ---- label tables and filter bar ---------------------------------------- */
+
+	function activeFilter(key) {
+		return filters.find(function (f) {
+			return f.key === key;
+		});
+	}
+
+	/* Sets key to value (null: not set); the active value again removes the filter. */
+	function setFilter(key, value) {
+		const cur = activeFilter(key);
+		const rest = filters.filter(function (f) {
+			return f.key !== key;
+		});
+		if (!cur || cur.value !== value)
+			rest.push({ key: key, value: value });
+		filters = rest;
+		applyFilters(true);
+	}
+
+	function labelRow(key, value, text, count, total, className, clickable) {
+		const tr = elem('tr', clickable ? 'label-row' : '');
+		const cur = activeFilter(key);
+		tr.dataset.samples = String(count);
+		const bar = elem('span', 'bar');
+		bar.style.width = (total ? (3 * count) / total : 0) + 'em';
+		const share = elem('td', 'share');
+		share.append(bar, elem('span', 'pct', fmtPct(count, total)));
+		const td = elem('td', 'value' + (className ? ' ' + className : ''), text);
+		tr.append(td, elem('td', 'samples', fmtInt(count)), share);
+		if (!clickable)
+			return tr;
+		const active = cur !== undefined && cur.value === value;
+		if (active)
+			tr.classList.add('active');
+		tr.tabIndex = 0;
+		tr.setAttribute('role', 'button');
+		tr.setAttribute('aria-pressed', String(active));
+		tr.addEventListener('click', function () {
+			setFilter(key, value);
+		});
+		tr.addEventListener('keydown', function (ev) {
+			if (ev.key === 'Enter' || ev.key === ' ') {
+				ev.preventDefault();
+				setFilter(key, value);
+			}
+		});
+		return tr;
+	}
+
+	/*
+	 * The TOP_VALUES values with the most samples, most first (and the
+	 * value of the active filter, text active, wherever it ranks): with a
+	 * short sorted list, as keys like request ids have a value per sample.
+	 */
+	function topValues(byValue, active) {
+		const top = [];
+		let extra = null;
+		for (const e of byValue) {
+			if (active !== null && str(e[0]) === active)
+				extra = e;
+			if (top.length === TOP_VALUES && e[1] <= top[TOP_VALUES - 1][1])
+				continue;
+			let i = top.length;
+			while (i > 0 && top[i - 1][1] < e[1])
+				i--;
+			top.splice(i, 0, e);
+			top.length = Math.min(top.length, TOP_VALUES);
+		}
+		top.sort(function (a, b) {
+			return b[1] - a[1] || cmpText(str(a[0]), str(b[0]));
+		});
+		if (extra && !top.includes(extra))
+			top.push(extra);
+		return top;
+	}
+
+	/* Per key, the samples of each value among those that pass the other keys' filters. */
+	function drawLabelTables() {
+		const setCounts = new Float64Array(sets.length);
+		for (let i = 0; i < nsamples; i++)
+			setCounts[sSet[i]] += sCount[i];
+		const parts = [];
+		for (const k of keys) {
+			const key = str(k);
+			const pass = setsPassing(key);
+			const byValue = new Map();
+			let total = 0;
+			let unset = 0;
+			for (let s = 0; s < sets.length; s++) {
+				const c = setCounts[s];
+				if (!pass[s] || !c)
+					continue;
+				const v = valueOf(sets[s], k);
+				total += c;
+				if (v < 0)
+					unset += c;
+				else
+					byValue.set(v, (byValue.get(v) || 0) + c);
+			}
+			const cur = activeFilter(key);
+			const values = topValues(byValue, cur ? cur.value : null);
+			const section = elem('div', 'label-key');
+			const h = elem('h3');
+			const n = byValue.size + (byValue.size === 1 ? ' value, ' : ' values, ');
+			const of = elem('span', 'of', '  ' + n + fmtInt(total) + ' samples');
+			h.append(elem('span', 'key', key), of);
+			const head = elem('tr');
+			head.append(elem('th', '', 'value'), elem('th', 'num', 'samples'));
+			head.append(elem('th', 'share', 'share'));
+			const thead = elem('thead');
+			thead.append(head);
+			const body = elem('tbody');
+			let shown = 0;
+			for (const [v, c] of values) {
+				const text = str(v);
+				body.append(labelRow(key, text, text, c, total, '', true));
+				shown += c;
+			}
+			const rest = total - unset - shown;
+			const restCount = byValue.size - values.length;
+			if (restCount) {
+				const text = restCount + ' more values';
+				body.append(labelRow(key, null, text, rest, total, 'more', false));
+			}
+			if (unset || (cur && cur.value === null)) {
+				const row = labelRow(key, null, UNSET, unset, total, 'unset', true);
+				body.append(row);
+			}
+			const table = elem('table');
+			table.append(thead, body);
+			section.append(h, table);
+			parts.push(section);
+		}
+		if (!keys.length)
+			parts.push(elem('p', 'empty', 'No sample carries labels.'));
+		byId('label-tables').replaceChildren(...parts);
+	}
+
+	function drawFilterBar() {
+		const chips = filters.map(function (f) {
+			const text = f.key + (f.value === null ? ' not set' : ' = ' + f.value);
+			const chip = elem('span', 'chip', text);
+			const x = elem('button', '', '×');
+			x.type = 'button';
+			x.title = 'Remove this filter';
+			x.setAttribute('aria-label', 'Remove the filter on ' + f.key);
+			x.addEventListener('click', function () {
+				setFilter(f.key, f.value);
+			});
+			chip.append(x);
+			return chip;
+		});
+		byId('filters').replaceChildren(...chips);
+		byId('nofilter').hidden = filters.length > 0;
+		byId('clear-filters').disabled = !filters.length;
+	}
+
+	function drawShown() {
+		const shown = tree.value[0];
+		const all = meta.samples || shown;
+		byId('shown').dataset.samples = String(shown);
+		byId('shown').textContent = filters.length
+			? 'Showing the ' + fmtInt(shown) + ' of ' + fmtInt(all) + ' samples (' +
+				fmtPct(shown, all) + ') that match the filter'
+			: 'Showing all ' + fmtInt(shown) + ' samples';
+	}
+
+	function applyFilters(toHash) {
+		if (toHash) {
+			const h = filterToHash(filters);
+			if (location.hash.replace(/^#/, '') !== h)
+				location.hash = h;
+		}
+		tree = buildTree(setsPassing(null));
+		zoom = follow(tree, zoomPath);
+		drawFilterBar();
+		drawLabelTables();
+		drawShown();
+		render();
+	}
+
+	byId('clear-filters').addEventListener('click', function () {
+		filters = [];
+		applyFilters(true);
+	});
+	window.addEventListener('hashchange', function () {
+		const h = location.hash.replace(/^#/, '');
+		if (h === filterToHash(filters))
+			return;
+		filters = filterFromHash(h);
+		applyFilters(false);
+	});
+
+	drawTotals();
+	filters = filterFromHash(location.hash);
+	applyFilters(false);
+})();
