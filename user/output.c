@@ -13,6 +13,10 @@ static const struct format {
 	[OUTPUT_JSON] = {"json", output__write_json, false},
 	[OUTPUT_FOLDED] = {"folded", output__write_folded, false},
 	[OUTPUT_REPORT] = {"report", output__write_report, false},
+	[OUTPUT_PPROF] = {"pprof", output__write_pprof, true},
+	[OUTPUT_OTLP] = {"otlp", output__write_otlp, true},
+	[OUTPUT_OTLP_JSON] = {"otlp-json", output__write_otlp_json, false},
+	[OUTPUT_HTML] = {"html", output__write_html, false},
 };
 
 int output__extra_labels_by_names(const char *list)

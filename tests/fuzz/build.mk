@@ -5,6 +5,9 @@
 #   fuzz_elf      ELF files: TLS inspection and every elf_file__* reader
 #   fuzz_maps     /proc/PID/maps text: maps__parse and maps__find
 #   fuzz_profile  ring-buffer records: aggregation and every output writer
+#   fuzz_json     labelprof JSON documents: input__read_json, then the JSON writer
+#   fuzz_pprof    pprof profiles (gzipped or not): input__read_pprof, then the pprof writer
+#   fuzz_otlp     OTLP profiles requests (gzipped or not): input__read_otlp, then the OTLP writers
 #
 # make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="fuzz_elf ..."]  runs each target on its
 # checked-in corpus (tests/fuzz/corpus/NAME); new inputs and crashes go to
@@ -19,10 +22,18 @@ FUZZ_HDRS := $(wildcard user/*.h) bpf/labelprof.h tests/fuzz/build.mk
 FUZZ_SRCS_fuzz_elf := user/elf.c user/tls.c
 FUZZ_SRCS_fuzz_maps := user/maps.c
 # symbols.c only links: the profile is fuzzed without a symbolizer.
-FUZZ_SRCS_fuzz_profile := user/profile.c user/output.c user/output_folded.c user/output_json.c \
-	user/output_report.c user/symprof.c user/symprof_build.c user/symbols.c user/maps.c \
-	user/elf.c
-FUZZ_ALL := fuzz_elf fuzz_maps fuzz_profile
+FUZZ_SRCS_fuzz_profile := user/fmt.c user/profile.c user/output.c user/output_folded.c user/output_json.c \
+	user/output_report.c user/output_pprof.c user/output_otlp.c user/output_html.c user/pb.c \
+	user/symprof.c user/symprof_build.c user/symbols.c user/dwarf.c user/maps.c user/elf.c \
+	$(PROTO_FUZZ_OBJS)
+FUZZ_SRCS_fuzz_json := user/fmt.c user/input_json.c user/symprof.c user/output_json.c user/output_folded.c \
+	user/output_report.c user/output_html.c
+# The generated protobuf code comes compiled for fuzzing (proto/build.mk).
+FUZZ_SRCS_fuzz_pprof := user/input_pprof.c user/output_pprof.c user/pb.c user/symprof.c \
+	$(PROTO_FUZZ_OBJS)
+FUZZ_SRCS_fuzz_otlp := user/input_otlp.c user/output_otlp.c user/pb.c user/symprof.c \
+	$(PROTO_FUZZ_OBJS)
+FUZZ_ALL := fuzz_elf fuzz_maps fuzz_profile fuzz_json fuzz_pprof fuzz_otlp
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS := $(addprefix $(FUZZ_DIR)/,$(FUZZ_ALL))
 
@@ -47,6 +58,8 @@ fuzz: $(FUZZ_BINS)
 		mkdir -p $(FUZZ_DIR)/runs/$$t/new; \
 		echo "  FUZZ     $$t for $(FUZZ_SECONDS)s"; \
 		$(FUZZ_DIR)/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-			-artifact_prefix=$(FUZZ_DIR)/runs/$$t/ $(FUZZ_DIR)/runs/$$t/new \
+			-artifact_prefix=$(FUZZ_DIR)/runs/$$t/ \
+			$$(test -f tests/fuzz/$$t.dict && echo -dict=tests/fuzz/$$t.dict) \
+			$(FUZZ_DIR)/runs/$$t/new \
 			tests/fuzz/corpus/$$t; \
 	done
