@@ -132,20 +132,36 @@ static __always_inline void put_u16(__u8 *p, __u16 v)
 	p[1] = v >> 8;
 }
 
+/*
+ * Reads the user memory of task. The sampler reads the thread it interrupted
+ * (bpf_probe_read_user, allowed in any program); the task iterator reads
+ * another thread (remote: bpf_copy_from_user_task, which may fault pages in
+ * and so exists only in sleepable programs). remote is a constant at every
+ * call site: each program keeps one of the two helpers, and a perf_event
+ * program never mentions the sleepable one, which its verifier would reject.
+ */
+static __always_inline long read_user(struct task_struct *task, bool remote, void *dst, __u32 size,
+				      __u64 src)
+{
+	if (remote)
+		return bpf_copy_from_user_task(dst, size, (void *)src, task, 0);
+	return bpf_probe_read_user(dst, size, (void *)src);
+}
+
 /* glibc's and musl's DTV walk: the block of module modid, plus offset. */
-static __always_inline int dtv_addr(const struct lp_recipe *r, __u64 tp, __u64 modid, __u64 offset,
+static __always_inline int dtv_addr(struct task_struct *task, bool remote,
+				    const struct lp_recipe *r, __u64 tp, __u64 modid, __u64 offset,
 				    __u64 *addr, __u32 *status)
 {
 	__u64 dtv, block, entries;
 
-	if (bpf_probe_read_user(&dtv, sizeof(dtv), (void *)(tp + r->dtv_tp_offset)) || !dtv) {
+	if (read_user(task, remote, &dtv, sizeof(dtv), tp + r->dtv_tp_offset) || !dtv) {
 		*status |= LP_ST_READ_FAULT;
 		return -1;
 	}
 	if (r->dtv_flags & LP_DTV_GLIBC) {
 		/* dtv[-1] is the number of slots; a larger module id was never set up */
-		if (bpf_probe_read_user(&entries, sizeof(entries),
-					(void *)(dtv - r->dtv_entry_size))) {
+		if (read_user(task, remote, &entries, sizeof(entries), dtv - r->dtv_entry_size)) {
 			*status |= LP_ST_READ_FAULT;
 			return -1;
 		}
@@ -154,7 +170,7 @@ static __always_inline int dtv_addr(const struct lp_recipe *r, __u64 tp, __u64 m
 			return -1;
 		}
 	}
-	if (bpf_probe_read_user(&block, sizeof(block), (void *)(dtv + modid * r->dtv_entry_size))) {
+	if (read_user(task, remote, &block, sizeof(block), dtv + modid * r->dtv_entry_size)) {
 		*status |= LP_ST_READ_FAULT;
 		return -1;
 	}
@@ -166,9 +182,9 @@ static __always_inline int dtv_addr(const struct lp_recipe *r, __u64 tp, __u64 m
 	return 0;
 }
 
-/* Finds the TLS object of the current thread; 0 when *addr is valid. */
-static __always_inline int tls_object_addr(struct task_struct *task, const struct lp_recipe *r,
-					   __u64 *addr, __u32 *status)
+/* Finds the TLS object of task; 0 when *addr is valid. */
+static __always_inline int tls_object_addr(struct task_struct *task, bool remote,
+					   const struct lp_recipe *r, __u64 *addr, __u32 *status)
 {
 	__u64 tp = arch_thread_pointer(task), desc[2], ti[2];
 
@@ -181,9 +197,9 @@ static __always_inline int tls_object_addr(struct task_struct *task, const struc
 		*addr = tp + r->offset;
 		return 0;
 	case LP_TLS_DTV:
-		return dtv_addr(r, tp, r->dtv_modid, r->offset, addr, status);
+		return dtv_addr(task, remote, r, tp, r->dtv_modid, r->offset, addr, status);
 	case LP_TLS_TLSDESC:
-		if (bpf_probe_read_user(desc, sizeof(desc), (void *)r->tlsdesc_addr)) {
+		if (read_user(task, remote, desc, sizeof(desc), r->tlsdesc_addr)) {
 			*status |= LP_ST_READ_FAULT;
 			return -1;
 		}
@@ -196,11 +212,11 @@ static __always_inline int tls_object_addr(struct task_struct *task, const struc
 			return 0;
 		}
 		/* glibc's dynamic TLSDESC: arg points to { modid, offset } */
-		if (bpf_probe_read_user(ti, sizeof(ti), (void *)desc[1])) {
+		if (read_user(task, remote, ti, sizeof(ti), desc[1])) {
 			*status |= LP_ST_READ_FAULT;
 			return -1;
 		}
-		return dtv_addr(r, tp, ti[0], ti[1] + r->offset, addr, status);
+		return dtv_addr(task, remote, r, tp, ti[0], ti[1] + r->offset, addr, status);
 	}
 	return -1;
 }
@@ -208,10 +224,11 @@ static __always_inline int tls_object_addr(struct task_struct *task, const struc
 struct copy_ctx {
 	struct lp_scratch *sc;
 	struct lp_sample *s;
+	struct task_struct *task;
 };
 
 /* One label, by bpf_loop: the verifier checks this body once, not per label. */
-static long copy_label(__u32 i, struct copy_ctx *cx)
+static __always_inline long copy_label(__u32 i, struct copy_ctx *cx, bool remote)
 {
 	struct lp_scratch *sc = cx->sc;
 	struct lp_sample *s = cx->s;
@@ -238,8 +255,8 @@ static long copy_label(__u32 i, struct copy_ctx *cx)
 		return 1;
 	}
 	o += sizeof(struct lp_label_hdr);
-	if (bpf_probe_read_user(&sc->rec[o & REC_MASK], klen, (void *)l->key.buf) ||
-	    bpf_probe_read_user(&sc->rec[(o + klen) & REC_MASK], vlen, (void *)l->value.buf)) {
+	if (read_user(cx->task, remote, &sc->rec[o & REC_MASK], klen, l->key.buf) ||
+	    read_user(cx->task, remote, &sc->rec[(o + klen) & REC_MASK], vlen, l->value.buf)) {
 		s->status |= LP_ST_READ_FAULT;
 		return 0;
 	}
@@ -250,15 +267,27 @@ static long copy_label(__u32 i, struct copy_ctx *cx)
 	return 0;
 }
 
+/* bpf_loop takes a function, not a constant argument: one body per reader. */
+static long copy_label_current(__u32 i, struct copy_ctx *cx)
+{
+	return copy_label(i, cx, false);
+}
+
+static long copy_label_remote(__u32 i, struct copy_ctx *cx)
+{
+	return copy_label(i, cx, true);
+}
+
 /*
  * Copies the label set at storage[0..count) into the record at *off. NULL
  * keys are skipped (the spec says so), NULL values are skipped and counted as
  * malformed; duplicates are kept in order for userspace (first one wins).
  */
-static __always_inline void copy_labels(struct lp_scratch *sc, struct lp_sample *s, __u32 *off,
+static __always_inline void copy_labels(struct task_struct *task, bool remote,
+					struct lp_scratch *sc, struct lp_sample *s, __u32 *off,
 					__u64 storage, __u64 count)
 {
-	struct copy_ctx cx = {.sc = sc, .s = s};
+	struct copy_ctx cx = {.sc = sc, .s = s, .task = task};
 	__u32 n = count > max_labels ? max_labels : count;
 
 	if (count > max_labels)
@@ -268,24 +297,37 @@ static __always_inline void copy_labels(struct lp_scratch *sc, struct lp_sample 
 	if (n > LP_MAX_LABELS)
 		n = LP_MAX_LABELS;
 	if (!storage ||
-	    bpf_probe_read_user(sc->labels, n * sizeof(struct lp_label_abi), (void *)storage)) {
+	    read_user(task, remote, sc->labels, n * sizeof(struct lp_label_abi), storage)) {
 		s->status |= LP_ST_READ_FAULT;
 		return;
 	}
 	sc->off = *off;
-	bpf_loop(n, copy_label, &cx, 0);
+	bpf_loop(n, remote ? copy_label_remote : copy_label_current, &cx, 0);
 	if (sc->off < *off || sc->off > LP_RECORD_MAX)
 		return;
 	s->label_bytes = sc->off - *off;
 	*off = sc->off;
 }
 
-static __always_inline void read_label_set(struct task_struct *task, struct lp_scratch *sc,
-					   struct lp_sample *s, __u32 *off, struct lp_counters *c)
+/*
+ * Reads the label set of task (remote: not the current thread, see
+ * read_user), whose flags are task_flags, into the record s at *off.
+ */
+static __always_inline void read_label_set(struct task_struct *task, bool remote, __u32 task_flags,
+					   struct lp_scratch *sc, struct lp_sample *s, __u32 *off,
+					   struct lp_counters *c)
 {
 	struct lp_recipe *r;
 	__u64 *seq, addr, set[2] = {}, ptr;
 
+	/*
+	 * Once a thread exits, glibc may hand its stack and TLS block to a new
+	 * thread while the old task still runs kernel exit code.
+	 */
+	if (task_flags & PF_EXITING) {
+		s->status |= LP_ST_EXITING;
+		return;
+	}
 	r = bpf_map_lookup_elem(&recipes, &s->tgid);
 	if (!r) {
 		s->status |= LP_ST_NO_RECIPE;
@@ -303,12 +345,12 @@ static __always_inline void read_label_set(struct task_struct *task, struct lp_s
 		s->status |= LP_ST_NO_RECIPE;
 		return;
 	}
-	if (tls_object_addr(task, r, &addr, &s->status))
+	if (tls_object_addr(task, remote, r, &addr, &s->status))
 		return;
 
 	if (r->form == LP_FORM_CUSTOM_LABELS_V1) {
 		/* the TLS object is a pointer to { storage, count, capacity } */
-		if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)addr)) {
+		if (read_user(task, remote, &ptr, sizeof(ptr), addr)) {
 			s->status |= LP_ST_READ_FAULT;
 			return;
 		}
@@ -321,12 +363,12 @@ static __always_inline void read_label_set(struct task_struct *task, struct lp_s
 		return;
 	}
 	/* v0's TLS object and v1's set both start with { storage, count } */
-	if (bpf_probe_read_user(set, sizeof(set), (void *)addr)) {
+	if (read_user(task, remote, set, sizeof(set), addr)) {
 		s->status |= LP_ST_READ_FAULT;
 		return;
 	}
 	s->status |= LP_ST_LABELS_READ;
-	copy_labels(sc, s, off, set[0], set[1]);
+	copy_labels(task, remote, sc, s, off, set[0], set[1]);
 }
 
 static __always_inline struct lp_counters *get_counters(void)
@@ -334,6 +376,25 @@ static __always_inline struct lp_counters *get_counters(void)
 	__u32 zero = 0;
 
 	return bpf_map_lookup_elem(&counters, &zero);
+}
+
+/* Starts a sample record in sc: no stacks, no labels, status 0. */
+static __always_inline struct lp_sample *sample_init(struct lp_scratch *sc, __u32 tgid, __u32 tid,
+						     __u32 cpu)
+{
+	struct lp_sample *s = (struct lp_sample *)sc->rec;
+
+	s->hdr.type = LP_EVENT_SAMPLE;
+	s->ktime_ns = bpf_ktime_get_ns();
+	s->tgid = tgid;
+	s->tid = tid;
+	s->cpu = cpu;
+	s->status = 0;
+	s->kstack_len = 0;
+	s->ustack_len = 0;
+	s->label_count = 0;
+	s->label_bytes = 0;
+	return s;
 }
 
 SEC("perf_event")
@@ -363,18 +424,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	c->samples++;
 
-	s = (struct lp_sample *)sc->rec;
-	s->hdr.type = LP_EVENT_SAMPLE;
-	s->ktime_ns = bpf_ktime_get_ns();
+	s = sample_init(sc, tgid, (__u32)pid_tgid, cpu);
 	s->cgroup_id = bpf_get_current_cgroup_id();
-	s->tgid = tgid;
-	s->tid = (__u32)pid_tgid;
-	s->cpu = cpu;
-	s->status = 0;
-	s->kstack_len = 0;
-	s->ustack_len = 0;
-	s->label_count = 0;
-	s->label_bytes = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 	flags = BPF_CORE_READ(task, flags);
 	kthread = flags & PF_KTHREAD;
@@ -401,16 +452,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 				s->status |= LP_ST_USTACK_ERR;
 			}
 		}
-		/*
-		 * Once a thread exits, glibc may hand its stack and TLS block to a
-		 * new thread while the old task still runs kernel exit code.
-		 */
-		if (!read_labels)
-			s->status |= LP_ST_LABELS_OFF;
-		else if (flags & PF_EXITING)
-			s->status |= LP_ST_EXITING;
+		if (read_labels)
+			read_label_set(task, false, flags, sc, s, &off, c);
 		else
-			read_label_set(task, sc, s, &off, c);
+			s->status |= LP_ST_LABELS_OFF;
 	}
 
 	if (s->status & LP_ST_READ_FAULT)
@@ -451,6 +496,40 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			bpf_ringbuf_submit(e, 0);
 		}
 	}
+	return 0;
+}
+
+/*
+ * labelprof labels: the label set of every thread of one process, now,
+ * without stopping it. Userspace installs the process's recipe and attaches
+ * this iterator to its tgid; each thread becomes one sample record without
+ * stacks in the iterator's seq file. The object instance that loads it loads
+ * no sampler, and migration is off while the program runs: this CPU's scratch
+ * entry is its own even while a fault sleeps.
+ */
+SEC("iter.s/task")
+int read_threads(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	__u32 cpu = bpf_get_smp_processor_id(), off = sizeof(struct lp_sample);
+	struct lp_counters *c;
+	struct lp_scratch *sc;
+	struct lp_sample *s;
+
+	if (!task) /* the end of the iteration */
+		return 0;
+	c = get_counters();
+	sc = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!c || !sc)
+		return 0;
+	s = sample_init(sc, BPF_CORE_READ(task, tgid), BPF_CORE_READ(task, pid), cpu);
+	s->cgroup_id = 0;
+	bpf_core_read_str(s->comm, sizeof(s->comm), &task->comm);
+	read_label_set(task, true, BPF_CORE_READ(task, flags), sc, s, &off, c);
+	if (off > LP_RECORD_MAX)
+		off = LP_RECORD_MAX;
+	s->hdr.size = off;
+	bpf_seq_write(ctx->meta->seq, sc->rec, off);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "maps.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -29,17 +30,6 @@ struct line {
 	const char *end;
 };
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* At least one digit, no overflow. */
 static bool parse_num(struct line *l, unsigned int base, __u64 *out)
 {
@@ -47,7 +37,7 @@ static bool parse_num(struct line *l, unsigned int base, __u64 *out)
 	__u64 v = 0;
 	int d;
 
-	while (l->p < l->end && (d = hexval(*l->p)) >= 0 && (unsigned int)d < base) {
+	while (l->p < l->end && (d = fmt__hex_digit(*l->p)) >= 0 && (unsigned int)d < base) {
 		if (v > (~0ULL - d) / base)
 			return false;
 		v = v * base + d;

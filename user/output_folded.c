@@ -201,12 +201,8 @@ static int cmp_line(const void *a, const void *b, void *ctx)
 {
 	const struct line *x = a, *y = b;
 	const char *buf = ctx;
-	size_t n = x->len < y->len ? x->len : y->len;
-	int c = memcmp(buf + x->off, buf + y->off, n);
 
-	if (c)
-		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
+	return symprof__bytes_cmp(buf + x->off, x->len, buf + y->off, y->len);
 }
 
 int output__write_folded(FILE *f, const struct symprof *sp, const struct output_opts *opts)

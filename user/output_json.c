@@ -9,77 +9,19 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "output.h"
 #include "profile.h"
 #include "symprof.h"
 
 static const char hex[] = "0123456789abcdef";
 
-static void put_bytes(FILE *f, const void *p, size_t n)
-{
-	const unsigned char *s = p;
-	size_t i = 0;
-
-	putc_unlocked('"', f);
-	while (i < n) {
-		unsigned char c = s[i];
-		size_t len;
-
-		if (c == '"' || c == '\\') {
-			putc_unlocked('\\', f);
-			putc_unlocked(c, f);
-			i++;
-		} else if (c < 0x20 || c == 0x7f) {
-			fprintf(f, "\\u%04x", c);
-			i++;
-		} else if ((len = output__utf8_len(s + i, n - i))) {
-			fwrite_unlocked(s + i, 1, len, f);
-			i += len;
-		} else {
-			fprintf(f, "\\udc%c%c", hex[c >> 4], hex[c & 15]);
-			i++;
-		}
-	}
-	putc_unlocked('"', f);
-}
-
-static const char *const flag_names[32] = {
-	[0] = "no_recipe",  [1] = "labels_read",     [2] = "read_fault",   [3] = "truncated",
-	[4] = "malformed",  [5] = "dtv_unallocated", [6] = "kstack_error", [7] = "ustack_error",
-	[8] = "labels_off", [9] = "tls_pending",     [10] = "exiting",	   [31] = "dropped",
-};
-
-_Static_assert(LP_ST_NO_RECIPE == 1 << 0 && LP_ST_TRUNCATED == 1 << 3 &&
-		       LP_ST_LABELS_OFF == 1 << 8 && LP_ST_TLS_PENDING == 1 << 9 &&
-		       LP_ST_EXITING == 1 << 10 && PROFILE_ST_DROPPED == 1u << 31,
-	       "flag_names follows the status bits");
-
-static void put_flags(FILE *f, __u32 status)
-{
-	bool first = true;
-	unsigned int bit;
-
-	putc_unlocked('[', f);
-	for (bit = 0; bit < 32; bit++) {
-		if (!(status & (1u << bit)))
-			continue;
-		if (!first)
-			putc_unlocked(',', f);
-		first = false;
-		if (flag_names[bit])
-			fprintf(f, "\"%s\"", flag_names[bit]);
-		else
-			fprintf(f, "\"bit_%u\"", bit);
-	}
-	putc_unlocked(']', f);
-}
-
 static void put_string(FILE *f, const struct symprof *sp, __u32 id)
 {
 	const struct sp_string *str = symprof__str(sp, id);
 
 	if (id)
-		put_bytes(f, str->bytes, str->len);
+		fmt__json_bytes(f, str->bytes, str->len);
 	else
 		fputs_unlocked("null", f);
 }
@@ -157,19 +99,19 @@ static void put_sample(FILE *f, const struct symprof *sp, const struct sp_sample
 
 	fprintf(f, "%s\n{\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"comm\":", first ? "" : ",",
 		s->pid, s->tid);
-	put_bytes(f, symprof__str(sp, s->comm)->bytes, symprof__str(sp, s->comm)->len);
+	fmt__json_bytes(f, symprof__str(sp, s->comm)->bytes, symprof__str(sp, s->comm)->len);
 	fputs_unlocked(",\"labels\":{", f);
 	for (i = 0; i < set->count; i++) {
 		const struct sp_label *l = &sp->labels[set->first + i];
 
 		if (i)
 			putc_unlocked(',', f);
-		put_bytes(f, symprof__str(sp, l->key)->bytes, symprof__str(sp, l->key)->len);
+		fmt__json_bytes(f, symprof__str(sp, l->key)->bytes, symprof__str(sp, l->key)->len);
 		putc_unlocked(':', f);
-		put_bytes(f, symprof__str(sp, l->value)->bytes, symprof__str(sp, l->value)->len);
+		fmt__json_bytes(f, symprof__str(sp, l->value)->bytes, symprof__str(sp, l->value)->len);
 	}
 	fputs_unlocked("},\"flags\":", f);
-	put_flags(f, s->status);
+	fmt__json_status(f, s->status);
 	fprintf(f, ",\"count\":%" PRIu64 ",\"frames\":[", (uint64_t)s->count);
 	for (i = 0; i < stack->count; i++)
 		put_frame(f, sp, sp->stack_locations[stack->first + i], i == 0);

@@ -4,8 +4,10 @@
  * its values and the hottest functions (self time) under each.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "fmt.h"
 #include "output.h"
 #include "symprof.h"
 
@@ -55,16 +57,13 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-static int bytes_cmp(const unsigned char *a, size_t alen, const unsigned char *b, size_t blen)
+static const struct sp_function *leaf_line_function(const struct symprof *sp,
+						    const struct sp_location *loc)
 {
-	int c = memcmp(a, b, alen < blen ? alen : blen);
-
-	if (c)
-		return c;
-	return (alen > blen) - (alen < blen);
+	return &sp->functions[sp->lines[loc->first_line + loc->line_count - 1].function];
 }
 
-/* The sample's own code: the innermost function at the leaf, kernel or user. */
+/* The sample's own code: the function at the leaf, kernel or user. */
 static const char *leaf_function(struct report *r, const struct sp_sample *s)
 {
 	const struct sp_range *stack = &r->sp->stacks[s->stack];
@@ -75,10 +74,8 @@ static const char *leaf_function(struct report *r, const struct sp_sample *s)
 	if (!stack->count)
 		return "[no stack]";
 	loc = &r->sp->locations[r->sp->stack_locations[stack->first]];
-	name = symprof__str(r->sp,
-			    loc->line_count
-				    ? r->sp->functions[r->sp->lines[loc->first_line].function].name
-				    : 0);
+	/* the function holding the address: what is inlined into it counts as its own */
+	name = symprof__str(r->sp, loc->line_count ? leaf_line_function(r->sp, loc)->name : 0);
 	if (!loc->kernel)
 		return name->len ? (const char *)name->bytes : "[unknown]";
 	if (!name->len)
@@ -161,40 +158,15 @@ static int collect_unset(struct report *r, const struct sp_sample *s)
 static int row_cmp(const void *a, const void *b)
 {
 	const struct report_row *x = a, *y = b;
-	int c = bytes_cmp(x->key, x->key_len, y->key, y->key_len);
+	int c = symprof__bytes_cmp(x->key, x->key_len, y->key, y->key_len);
 
 	if (c)
 		return c;
 	if (!x->value != !y->value)
 		return x->value ? -1 : 1;
-	if (x->value && (c = bytes_cmp(x->value, x->value_len, y->value, y->value_len)))
+	if (x->value && (c = symprof__bytes_cmp(x->value, x->value_len, y->value, y->value_len)))
 		return c;
 	return strcmp(x->function, y->function);
-}
-
-/* Bytes a terminal shows as they are; the rest as \xHH. */
-static size_t put_text(FILE *f, const unsigned char *s, size_t n, size_t max_cols)
-{
-	size_t i = 0, cols = 0, u;
-
-	while (i < n && cols < max_cols) {
-		u = output__utf8_len(s + i, n - i);
-		if (u == 1 && (s[i] < 0x20 || s[i] == 0x7f || s[i] == '\\'))
-			u = 0;
-		if (u) {
-			fwrite(s + i, 1, u, f);
-			i += u;
-			cols++;
-		} else {
-			fprintf(f, "\\x%02x", s[i++]);
-			cols += 4;
-		}
-	}
-	if (i < n) {
-		fputs("...", f);
-		cols += 3;
-	}
-	return cols;
 }
 
 struct value_total {
@@ -232,14 +204,17 @@ static void print_value(FILE *f, const struct report *r, const struct value_tota
 
 	fputs("  ", f);
 	if (row->value)
-		cols = put_text(f, row->value, row->value_len, VALUE_COLUMN);
+		cols = fmt__text_bytes(f, row->value, row->value_len, NULL, VALUE_COLUMN);
 	else
 		cols = fprintf(f, UNSET_VALUE);
 	fprintf(f, "%*s %6.1f%% %8llu  ", (int)(cols < VALUE_COLUMN ? VALUE_COLUMN - cols : 0), "",
 		100.0 * v->count / r->total, (unsigned long long)v->count);
-	for (i = 0; i < n && i < TOP_FUNCTIONS; i++)
-		fprintf(f, "%s%s %.0f%%", i ? ", " : "", fns[i].function,
-			100.0 * fns[i].count / v->count);
+	for (i = 0; i < n && i < TOP_FUNCTIONS; i++) {
+		/* names come from other processes' files: escaped like labels */
+		fputs(i ? ", " : "", f);
+		fmt__text_bytes(f, fns[i].function, strlen(fns[i].function), NULL, SIZE_MAX);
+		fprintf(f, " %.0f%%", 100.0 * fns[i].count / v->count);
+	}
 	fputc('\n', f);
 }
 
@@ -253,8 +228,8 @@ static int print_key(FILE *f, const struct report *r, size_t first, size_t end)
 		const struct report_row *row = &r->rows[i], *prev = i > first ? row - 1 : NULL;
 
 		if (!prev || !prev->value != !row->value ||
-		    (row->value &&
-		     bytes_cmp(prev->value, prev->value_len, row->value, row->value_len))) {
+		    (row->value && symprof__bytes_cmp(prev->value, prev->value_len, row->value,
+						      row->value_len))) {
 			if (grow((void **)&values, &cap, nvalues + 1, sizeof(*values))) {
 				free(values);
 				return -ENOMEM;
@@ -271,7 +246,7 @@ static int print_key(FILE *f, const struct report *r, size_t first, size_t end)
 	}
 	qsort(values, nvalues, sizeof(*values), value_total_cmp);
 
-	cols = put_text(f, r->rows[first].key, r->rows[first].key_len, VALUE_COLUMN);
+	cols = fmt__text_bytes(f, r->rows[first].key, r->rows[first].key_len, NULL, VALUE_COLUMN);
 	fprintf(f, "%*s    share  samples  hottest functions\n",
 		(int)(cols < VALUE_COLUMN + 2 ? VALUE_COLUMN + 2 - cols : 0), "");
 	shown = nvalues < TOP_VALUES ? nvalues : TOP_VALUES;
@@ -314,8 +289,8 @@ int output__write_report(FILE *f, const struct symprof *sp, const struct output_
 		qsort(r.rows, r.len, sizeof(*r.rows), row_cmp);
 	for (first = 0; first < r.len; first = i) {
 		for (i = first + 1;
-		     i < r.len && !bytes_cmp(r.rows[i].key, r.rows[i].key_len, r.rows[first].key,
-					     r.rows[first].key_len);
+		     i < r.len && !symprof__bytes_cmp(r.rows[i].key, r.rows[i].key_len,
+						      r.rows[first].key, r.rows[first].key_len);
 		     i++)
 			;
 		err = print_key(f, &r, first, i);

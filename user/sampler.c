@@ -17,6 +17,8 @@
 #define DEFAULT_RINGBUF_BYTES (8u << 20)
 #define DEFAULT_MAX_PROCESSES 65536
 #define TRACEFS_EXEC_ID	      "/sys/kernel/tracing/events/sched/sched_process_exec/id"
+/* What sampler__read_threads accepts from its iterator: a record per thread. */
+#define READ_THREADS_MAX_BYTES (256u << 20)
 
 struct sampler {
 	struct labelprof_bpf *skel;
@@ -65,8 +67,11 @@ static bool has_cap(int cap)
 	return data[cap / 32].effective & (1u << (cap % 32));
 }
 
-/* Names what is missing, in words a user can act on; NULL when all is there. */
-static const char *missing_privileges(void)
+/*
+ * Names what is missing, in words a user can act on; NULL when all is there.
+ * tracepoints: the sampler's lifecycle tracepoints will be attached.
+ */
+static const char *missing_privileges(bool tracepoints)
 {
 	if (geteuid() == 0)
 		return NULL;
@@ -76,6 +81,8 @@ static const char *missing_privileges(void)
 		return "CAP_PERFMON";
 	if (!has_cap(CAP_SYS_PTRACE))
 		return "CAP_SYS_PTRACE";
+	if (!tracepoints)
+		return NULL;
 	/*
 	 * libbpf attaches the classic tracepoints through their ids in tracefs,
 	 * which is root-only (mode 0700) unless mounted otherwise.
@@ -200,15 +207,17 @@ static int attach_perf_events(struct sampler *s, unsigned int freq_hz, char *err
 	return 0;
 }
 
-int sampler__check_system(char *err, size_t err_len)
+static int check_system(bool tracepoints, char *err, size_t err_len)
 {
-	const char *missing = missing_privileges();
+	const char *missing = missing_privileges(tracepoints);
 
 	if (missing) {
 		set_err(err, err_len,
 			"not enough privileges: %s is missing (run as root, or grant CAP_BPF, "
-			"CAP_PERFMON, CAP_SYS_PTRACE, CAP_SYS_RESOURCE and CAP_DAC_READ_SEARCH)",
-			missing);
+			"CAP_PERFMON, CAP_SYS_PTRACE%s)",
+			missing,
+			tracepoints ? ", CAP_SYS_RESOURCE and CAP_DAC_READ_SEARCH"
+				    : " and CAP_SYS_RESOURCE");
 		return -EPERM;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
@@ -219,6 +228,16 @@ int sampler__check_system(char *err, size_t err_len)
 		return -ENOTSUP;
 	}
 	return 0;
+}
+
+int sampler__check_system(char *err, size_t err_len)
+{
+	return check_system(true, err, err_len);
+}
+
+int sampler__check_reader(char *err, size_t err_len)
+{
+	return check_system(false, err, err_len);
 }
 
 struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn, void *ctx,
@@ -268,6 +287,8 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 	}
 	if (configure(s, o, err, err_len))
 		goto out_close;
+	/* the task iterator is for sampler__read_threads only */
+	bpf_program__set_autoload(s->skel->progs.read_threads, false);
 	e = labelprof_bpf__load(s->skel);
 	if (e) {
 		set_err(err, err_len,
@@ -422,4 +443,132 @@ int sampler__read_counters(struct sampler *s, struct lp_counters *out)
 int sampler__cpu_count(const struct sampler *s)
 {
 	return s->nattached;
+}
+
+/* Everything the iterator writes, until it ends; *buf is malloc'd. */
+static int read_all(int fd, char **buf, size_t *len)
+{
+	size_t cap = 0;
+	ssize_t n;
+	char *tmp;
+
+	*buf = NULL;
+	*len = 0;
+	for (;;) {
+		if (*len == cap) {
+			if (cap >= READ_THREADS_MAX_BYTES)
+				return -E2BIG;
+			cap = cap ? 2 * cap : LP_SCRATCH_SIZE;
+			tmp = realloc(*buf, cap);
+			if (!tmp)
+				return -ENOMEM;
+			*buf = tmp;
+		}
+		n = read(fd, *buf + *len, cap - *len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			return 0;
+		*len += n;
+	}
+}
+
+int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, sampler_event_fn fn,
+			  void *ctx, char *err, size_t err_len)
+{
+	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	union bpf_iter_link_info linfo = {};
+	struct labelprof_bpf *skel;
+	struct bpf_program *prog;
+	struct bpf_link *link = NULL;
+	struct lp_event_hdr h;
+	char *buf = NULL;
+	size_t len = 0, off;
+	int ncpus, iter_fd = -1, ret;
+
+	ret = check_system(false, err, err_len);
+	if (ret)
+		return ret;
+	verbose_libbpf = verbose;
+	libbpf_set_print(print_libbpf);
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0) {
+		set_err(err, err_len, "cannot count CPUs: %s", strerror(-ncpus));
+		return ncpus ? ncpus : -EINVAL;
+	}
+	skel = labelprof_bpf__open();
+	if (!skel) {
+		ret = -errno;
+		set_err(err, err_len, "cannot open the BPF object: %s", strerror(errno));
+		return ret;
+	}
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, prog == skel->progs.read_threads);
+	bpf_map__set_max_entries(skel->maps.scratch, ncpus);
+	/* the sampler's large maps come with the object but serve one process here */
+	bpf_map__set_max_entries(skel->maps.recipes, 1);
+	bpf_map__set_max_entries(skel->maps.execs, 1);
+	bpf_map__set_max_entries(skel->maps.events, round_pow2(getpagesize()));
+	ret = labelprof_bpf__load(skel);
+	if (ret) {
+		set_err(err, err_len,
+			"cannot load the BPF task iterator: %s (kernel 6.1+ with BTF and sleepable "
+			"iterators is needed; run with -v for the verifier's log)",
+			strerror(-ret));
+		goto out_destroy;
+	}
+	if (bpf_map__update_elem(skel->maps.recipes, &tgid, sizeof(tgid), r, sizeof(*r), BPF_ANY)) {
+		ret = -errno;
+		set_err(err, err_len, "cannot install the recipe of pid %u: %s", tgid,
+			strerror(errno));
+		goto out_destroy;
+	}
+	/* only the threads of tgid are walked */
+	linfo.task.pid = tgid;
+	opts.link_info = &linfo;
+	opts.link_info_len = sizeof(linfo);
+	link = bpf_program__attach_iter(skel->progs.read_threads, &opts);
+	if (!link) {
+		ret = -errno;
+		set_err(err, err_len, "cannot attach the task iterator to pid %u: %s", tgid,
+			strerror(errno));
+		goto out_destroy;
+	}
+	iter_fd = bpf_iter_create(bpf_link__fd(link));
+	if (iter_fd < 0) {
+		ret = -errno;
+		set_err(err, err_len, "cannot start the task iterator: %s", strerror(errno));
+		goto out_destroy;
+	}
+	ret = read_all(iter_fd, &buf, &len);
+	if (ret) {
+		set_err(err, err_len, "reading the task iterator: %s", strerror(-ret));
+		goto out_free;
+	}
+	for (off = 0; off < len; off += h.size) {
+		if (len - off < sizeof(h))
+			break;
+		memcpy(&h, buf + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size > len - off)
+			break;
+		ret = fn(ctx, buf + off, h.size);
+		if (ret) {
+			set_err(err, err_len, "%s", strerror(-ret));
+			goto out_free;
+		}
+	}
+	if (off != len) {
+		ret = -EPROTO;
+		set_err(err, err_len, "malformed task iterator output at byte %zu", off);
+	}
+
+out_free:
+	free(buf);
+	close(iter_fd);
+out_destroy:
+	bpf_link__destroy(link);
+	labelprof_bpf__destroy(skel);
+	return ret;
 }

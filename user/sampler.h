@@ -33,6 +33,8 @@ struct sampler;
 
 /* Privileges and kernel features: 0, or -errno with what is missing in err. */
 int sampler__check_system(char *err, size_t err_len);
+/* The same for sampler__read_threads, which attaches no tracepoint. */
+int sampler__check_reader(char *err, size_t err_len);
 
 /*
  * Checks privileges and kernel features, loads the BPF program and attaches
@@ -58,6 +60,16 @@ int sampler__delete_recipe(struct sampler *s, __u32 tgid);
 /* The process's exec count as BPF saw it; read it before inspecting the process. */
 __u64 sampler__exec_seq(struct sampler *s, __u32 tgid);
 int sampler__add_pid(struct sampler *s, __u32 tgid);
+
+/*
+ * Reads the label set every thread of tgid has now, without stopping the
+ * process: a BPF task iterator applies recipe r to each thread (loaded for
+ * this call alone, beside no sampler). fn gets one LP_EVENT_SAMPLE record per
+ * thread, without stacks; a non-zero return stops and is returned. Returns 0,
+ * or -errno with a message in err. verbose: libbpf's own messages.
+ */
+int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, sampler_event_fn fn,
+			  void *ctx, char *err, size_t err_len);
 
 /* Counters summed over CPUs. */
 int sampler__read_counters(struct sampler *s, struct lp_counters *out);

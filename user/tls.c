@@ -45,6 +45,7 @@ struct tls_arch {
 	bool tls_above_tp;
 	uint32_t tcb_size;
 	uint32_t r_tlsdesc, r_tpoff, r_dtpmod, r_dtpoff;
+	const char *reloc_names[TLS_RELOC_DTPOFF + 1]; /* by enum tls_reloc_kind */
 	/* Per libc (enum tls_libc): where the dtv pointer is, relative to tp. */
 	struct {
 		int64_t tp_offset;
@@ -61,6 +62,10 @@ static const struct tls_arch tls_arches[] = {
 		.r_tpoff = R_X86_64_TPOFF64,
 		.r_dtpmod = R_X86_64_DTPMOD64,
 		.r_dtpoff = R_X86_64_DTPOFF64,
+		.reloc_names = {[TLS_RELOC_TLSDESC] = "R_X86_64_TLSDESC",
+				[TLS_RELOC_TPOFF] = "R_X86_64_TPOFF64",
+				[TLS_RELOC_DTPMOD] = "R_X86_64_DTPMOD64",
+				[TLS_RELOC_DTPOFF] = "R_X86_64_DTPOFF64"},
 		/* glibc: tcbhead_t { tcb, dtv, ... }, 16-byte dtv_t; musl: pthread { self, dtv } */
 		.dtv = {[TLS_LIBC_GLIBC] = {8, 16, LP_DTV_GLIBC}, [TLS_LIBC_MUSL] = {8, 8, 0}},
 	},
@@ -73,6 +78,10 @@ static const struct tls_arch tls_arches[] = {
 		.r_tpoff = R_AARCH64_TLS_TPREL,
 		.r_dtpmod = R_AARCH64_TLS_DTPMOD,
 		.r_dtpoff = R_AARCH64_TLS_DTPREL,
+		.reloc_names = {[TLS_RELOC_TLSDESC] = "R_AARCH64_TLSDESC",
+				[TLS_RELOC_TPOFF] = "R_AARCH64_TLS_TPREL",
+				[TLS_RELOC_DTPMOD] = "R_AARCH64_TLS_DTPMOD",
+				[TLS_RELOC_DTPOFF] = "R_AARCH64_TLS_DTPREL"},
 		/* glibc: tcbhead_t { dtv, priv } at tp; musl: dtv ends struct pthread, below tp */
 		.dtv = {[TLS_LIBC_GLIBC] = {0, 16, LP_DTV_GLIBC}, [TLS_LIBC_MUSL] = {-8, 8, 0}},
 	},
@@ -119,6 +128,29 @@ static enum tls_libc libc_of_name(const char *path)
 	if (!strncmp(name, "ld-linux", 8) || !strncmp(name, "libc.so.6", 9))
 		return TLS_LIBC_GLIBC;
 	return TLS_LIBC_UNKNOWN;
+}
+
+const char *tls__machine_name(__u32 machine)
+{
+	const struct tls_arch *arch = arch_of(machine);
+
+	return arch ? arch->name : NULL;
+}
+
+const char *tls__reloc_name(__u32 machine, __u32 kind)
+{
+	const struct tls_arch *arch = arch_of(machine);
+
+	return arch && kind <= TLS_RELOC_DTPOFF ? arch->reloc_names[kind] : NULL;
+}
+
+const char *tls__form_name(__u32 form)
+{
+	if (form == LP_FORM_CUSTOM_LABELS_V0)
+		return "custom_labels_v0";
+	if (form == LP_FORM_CUSTOM_LABELS_V1)
+		return "custom_labels_v1";
+	return NULL;
 }
 
 /* ---- file inspection ------------------------------------------------------ */
@@ -301,6 +333,7 @@ static int inspect_elf(const struct elf_file *ef, struct tls_file_info *info, ch
 	}
 	info->form = tls_idx == 2 ? LP_FORM_CUSTOM_LABELS_V1 : LP_FORM_CUSTOM_LABELS_V0;
 	info->tls_value = syms[tls_idx].st_value;
+	info->tls_sym_dynamic = found[tls_idx] == SHT_DYNSYM;
 
 	ctx.arch = arch;
 	ctx.name = names[tls_idx];
@@ -1171,9 +1204,14 @@ int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *rec
 	if (!ret && !diag->object[0]) {
 		if (skipped)
 			set_msg(diag->msg, sizeof(diag->msg),
-				"no labels (%d objects not inspected, first: %s)", skipped, err);
+				"no Custom Labels symbols (" SYM_VERSION
+				") in the mapped files inspected (%d not inspected, first: %s)",
+				skipped, err);
 		else
-			set_msg(diag->msg, sizeof(diag->msg), "no labels");
+			set_msg(diag->msg, sizeof(diag->msg),
+				"no Custom Labels symbols (" SYM_VERSION
+				") in any mapped file: not linked with libcustomlabels, or "
+				"the symbols are not exported");
 	}
 
 out_free:

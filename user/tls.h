@@ -52,6 +52,7 @@ struct tls_file_info {
 	bool version_in_file; /* ... and its value is file-backed (abi_version is valid) */
 	bool is_exe;  /* ET_EXEC; ET_DYN with DF_1_PIE, or with PT_INTERP and no DT_SONAME */
 	bool has_tls; /* has a PT_TLS segment */
+	bool tls_sym_dynamic; /* the TLS symbol is in .dynsym (as the spec wants), not .symtab */
 	__u32 abi_version;
 	__u32 interp_libc;   /* enum tls_libc named by PT_INTERP */
 	__u64 version_vaddr; /* st_value of custom_labels_abi_version */
@@ -83,6 +84,13 @@ struct tls_diag {
 	char object[TLS_DIAG_LEN]; /* the object publishing the labels, as mapped */
 	char msg[TLS_DIAG_LEN];	   /* one line for logs */
 };
+
+/* "custom_labels_v0", "custom_labels_v1", or NULL for LP_FORM_NONE and unknown forms. */
+const char *tls__form_name(__u32 form);
+/* "x86-64", "aarch64" for an e_machine, or NULL. */
+const char *tls__machine_name(__u32 machine);
+/* The ELF name of a relocation (enum tls_reloc_kind) on machine, or NULL. */
+const char *tls__reloc_name(__u32 machine, __u32 kind);
 
 /*
  * Inspects one ELF file. Returns 0 (info->form is NONE when the file

@@ -65,6 +65,20 @@ struct task_struct {
 	struct thread_struct thread; /* defined per arch */
 };
 
+struct seq_file;
+
+struct bpf_iter_meta {
+	struct seq_file *seq;
+	u64 session_id;
+	u64 seq_num;
+};
+
+/* The context of a task iterator program; task is NULL once the walk is over. */
+struct bpf_iter__task {
+	struct bpf_iter_meta *meta;
+	struct task_struct *task;
+};
+
 struct trace_entry {
 	unsigned short type;
 	unsigned char flags;

@@ -885,6 +885,20 @@ static void test_cache_invalidation(void **state)
 
 /* ---- file level ----------------------------------------------------------- */
 
+static void test_names(void **state)
+{
+	assert_string_equal(tls__form_name(LP_FORM_CUSTOM_LABELS_V0), "custom_labels_v0");
+	assert_string_equal(tls__form_name(LP_FORM_CUSTOM_LABELS_V1), "custom_labels_v1");
+	assert_null(tls__form_name(LP_FORM_NONE));
+	assert_string_equal(tls__machine_name(EM_X86_64), "x86-64");
+	assert_string_equal(tls__machine_name(EM_AARCH64), "aarch64");
+	assert_null(tls__machine_name(EM_386));
+	assert_string_equal(tls__reloc_name(EM_X86_64, TLS_RELOC_DTPOFF), "R_X86_64_DTPOFF64");
+	assert_string_equal(tls__reloc_name(EM_AARCH64, TLS_RELOC_TPOFF), "R_AARCH64_TLS_TPREL");
+	assert_null(tls__reloc_name(EM_X86_64, 0));
+	assert_null(tls__reloc_name(EM_X86_64, TLS_RELOC_DTPOFF + 1));
+}
+
 static void test_inspect_libraries(void **state)
 {
 	static const struct {
@@ -917,14 +931,18 @@ static void test_inspect_libraries(void **state)
 		assert_int_equal(info.form, libs[i].form);
 		assert_true(info.has_version && info.version_in_file && info.has_tls);
 		assert_false(info.is_exe);
-		for (k = 0, hits = 0; k < info.nr_relocs; k++)
+		for (k = 0, hits = 0; k < info.nr_relocs; k++) {
 			hits += info.relocs[k].kind == libs[i].kind;
+			assert_non_null(tls__reloc_name(info.machine, info.relocs[k].kind));
+		}
 		if (!hits)
 			fail_msg("%s: no relocation of kind %u", libs[i].name, libs[i].kind);
 		/* The hidden variants' relocations are against the block, not the symbol. */
 		if (strstr(libs[i].name, "hidden"))
 			for (k = 0; k < info.nr_relocs; k++)
 				assert_true(info.relocs[k].local);
+		/* ... and their symbols are only in .symtab */
+		assert_int_equal(info.tls_sym_dynamic, !strstr(libs[i].name, "hidden"));
 	}
 }
 
@@ -946,6 +964,8 @@ static void test_inspect_executables(void **state)
 				 0);
 		assert_true(info.is_exe);
 		assert_int_equal(info.form, LP_FORM_CUSTOM_LABELS_V1);
+		/* -rdynamic exports the symbols; static executables keep them in .symtab */
+		assert_int_equal(info.tls_sym_dynamic, !strstr(exes[i], "static"));
 		assert_int_equal(tls__exe_recipe(&info, &recipe), 0);
 		assert_int_equal(recipe.access, LP_TLS_TP_OFFSET);
 #ifdef __x86_64__
@@ -1126,6 +1146,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exe_formula),
+		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_inspect_libraries),
 		cmocka_unit_test(test_inspect_executables),
 		cmocka_unit_test(test_inspect_errors),

@@ -114,3 +114,15 @@ $(WL_DIR)/threadchurn: $(WL_SRC)/threadchurn.c $(WL_COMMON) $(call wl_dep_lib,1)
 
 WL_BINS += $(WL_DIR)/dlcycle $(WL_UNLOADABLE) $(WL_DIR)/threadchurn
 TEST_DEPS += $(WL_DIR)/dlcycle $(WL_UNLOADABLE) $(WL_DIR)/threadchurn
+
+# steady: threads that keep known labels, for `labelprof labels` (ABI $(1), linkage $(2)).
+define wl_steady
+$(WL_DIR)/steady-v$(1)-$(2): $(WL_SRC)/steady.c $(WL_COMMON) $(call wl_dep_$(2),$(1)) | $(WL_DIR)
+	$$(call msg,LINK,$$@)
+	$$(Q)$$(CC) $$(WL_CFLAGS) -DSTEADY_ABI=$(1) $$(LDFLAGS) $$< $(WL_COMMON) \
+		$$(call wl_link_$(2),$(1)) -lpthread -o $$@
+WL_BINS += $(WL_DIR)/steady-v$(1)-$(2)
+TEST_DEPS += $(WL_DIR)/steady-v$(1)-$(2)
+endef
+
+$(foreach abi,0 1,$(foreach link,exe lib,$(eval $(call wl_steady,$(abi),$(link)))))
