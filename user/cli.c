@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Helpers the labelprof commands share: argument parsing and output files. */
+/* Helpers the labelprof commands share: argument parsing, target processes, output files. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -122,6 +122,95 @@ void sampling_args__sampler_opts(const struct sampling_args *args, struct sample
 	};
 }
 
+int sampling_args__check_targets(const struct sampling_args *args)
+{
+	size_t i;
+
+	for (i = 0; i < args->pid_count; i++) {
+		if (!cli_process_alive(args->pids[i])) {
+			fprintf(stderr, "labelprof: no such process: %d\n", args->pids[i]);
+			return -ESRCH;
+		}
+	}
+	if (args->cgroup_path && access(args->cgroup_path, F_OK)) {
+		fprintf(stderr, "labelprof: cgroup not found: %s: %s\n", args->cgroup_path,
+			strerror(errno));
+		return -ENOENT;
+	}
+	return 0;
+}
+
+bool sampling_args__any_alive(const struct sampling_args *args)
+{
+	size_t i;
+
+	for (i = 0; i < args->pid_count; i++)
+		if (cli_process_alive(args->pids[i]))
+			return true;
+	return false;
+}
+
+enum {
+	OPT_FORMAT = 0x2000,
+	OPT_PPROF_LABELS,
+};
+
+static const struct argp_option output_options[] = {
+	{"format", OPT_FORMAT, "FORMAT", 0,
+	 "json (default), folded (flamegraph.pl input), report (CPU share per label value), pprof, "
+	 "otlp, otlp-json or html",
+	 0},
+	{"output", 'o', "FILE", 0, "Write the profile here instead of standard output", 0},
+	{"pprof-labels", OPT_PPROF_LABELS, "LIST", 0,
+	 "Also label pprof/OTLP samples with these: pid, tid, comm, thread_name (comma-separated)",
+	 0},
+	{},
+};
+
+static error_t parse_output_opt(int key, char *arg, struct argp_state *state)
+{
+	struct output_args *args = state->input;
+	int v;
+
+	switch (key) {
+	case OPT_FORMAT:
+		v = output__format_by_name(arg);
+		if (v < 0)
+			argp_error(state, "unknown format '%s' (%s)", arg, output__format_names());
+		args->format = v;
+		break;
+	case OPT_PPROF_LABELS:
+		v = output__extra_labels_by_names(arg);
+		if (v < 0)
+			argp_error(state, "unknown label in '%s' (pid, tid, comm, thread_name)",
+				   arg);
+		args->opts.extra_labels = v;
+		break;
+	case 'o':
+		args->path = arg;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp output_argp = {
+	.options = output_options,
+	.parser = parse_output_opt,
+};
+
+int output_args__check(const struct output_args *args)
+{
+	if (!args->path && output__format_is_binary(args->format) && isatty(STDOUT_FILENO)) {
+		fprintf(stderr,
+			"labelprof: %s is binary: not writing it to a terminal (use -o FILE)\n",
+			output__format_name(args->format));
+		return -ENOTTY;
+	}
+	return 0;
+}
+
 int cli_parse_uint(const char *s, unsigned long long max, unsigned long long *out)
 {
 	char *end;
@@ -131,6 +220,26 @@ int cli_parse_uint(const char *s, unsigned long long max, unsigned long long *ou
 	if (errno || end == s || *end || *s == '-' || *out > max)
 		return -EINVAL;
 	return 0;
+}
+
+bool cli_process_alive(pid_t pid)
+{
+	char path[64], buf[512], *paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT && errno != ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	/* the state follows the command name, which may itself hold ')' */
+	paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
 }
 
 /* A device or pipe at path (lst: its lstat) to write to directly, or -1. */

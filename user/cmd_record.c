@@ -23,10 +23,8 @@
 struct record_env {
 	struct sampling_args sampling;
 	double duration_s; /* 0: until Ctrl-C, or until the target processes exit */
-	enum output_format format;
-	struct output_opts output_opts;
-	const char *output_path; /* NULL: stdout */
-	char **command;		 /* -- CMD ARGS: started and profiled with its children */
+	struct output_args output;
+	char **command; /* -- CMD ARGS: started and profiled with its children */
 };
 
 static volatile sig_atomic_t exiting;
@@ -36,22 +34,9 @@ static void on_signal(int sig)
 	exiting = 1;
 }
 
-enum {
-	OPT_FORMAT = 0x100,
-	OPT_PPROF_LABELS,
-};
-
 static const struct argp_option record_options[] = {
 	{"duration", 'd', "SECONDS", 0,
 	 "Stop after this long (default: Ctrl-C, or when the profiled processes exit)", 0},
-	{"format", OPT_FORMAT, "FORMAT", 0,
-	 "json (default), folded (flamegraph.pl input), report (CPU share per label value), pprof, "
-	 "otlp, otlp-json or html",
-	 0},
-	{"output", 'o', "FILE", 0, "Write the profile here instead of standard output", 0},
-	{"pprof-labels", OPT_PPROF_LABELS, "LIST", 0,
-	 "Also label pprof/OTLP samples with these: pid, tid, comm, thread_name (comma-separated)",
-	 0},
 	{},
 };
 
@@ -60,33 +45,17 @@ static error_t parse_record_opt(int key, char *arg, struct argp_state *state)
 	struct record_env *env = state->input;
 	double d;
 	char *end;
-	int v;
 
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &env->sampling;
+		state->child_inputs[1] = &env->output;
 		break;
 	case 'd':
 		d = strtod(arg, &end);
 		if (end == arg || *end || !(d > 0) || d > 1e7)
 			argp_error(state, "invalid duration '%s' (seconds, > 0)", arg);
 		env->duration_s = d;
-		break;
-	case OPT_FORMAT:
-		v = output__format_by_name(arg);
-		if (v < 0)
-			argp_error(state, "unknown format '%s' (%s)", arg, output__format_names());
-		env->format = v;
-		break;
-	case OPT_PPROF_LABELS:
-		v = output__extra_labels_by_names(arg);
-		if (v < 0)
-			argp_error(state, "unknown label in '%s' (pid, tid, comm, thread_name)",
-				   arg);
-		env->output_opts.extra_labels = v;
-		break;
-	case 'o':
-		env->output_path = arg;
 		break;
 	case ARGP_KEY_ARGS:
 		env->command = state->argv + state->next;
@@ -168,55 +137,6 @@ static int release_command(int go_fd, int err_fd)
 	return e;
 }
 
-/* Whether pid still runs: gone, zombie or dead processes do not. */
-static bool process_alive(pid_t pid)
-{
-	char path[64], buf[512], *paren;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno != ENOENT && errno != ESRCH;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	/* the state follows the command name, which may itself hold ')' */
-	paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
-}
-
-static bool any_target_alive(const struct sampling_args *args)
-{
-	size_t i;
-
-	for (i = 0; i < args->pid_count; i++)
-		if (process_alive(args->pids[i]))
-			return true;
-	return false;
-}
-
-static int check_targets(const struct sampling_args *args)
-{
-	size_t i;
-
-	for (i = 0; i < args->pid_count; i++) {
-		if (!process_alive(args->pids[i])) {
-			fprintf(stderr, "labelprof: no such process: %d\n", args->pids[i]);
-			return -ESRCH;
-		}
-	}
-	if (args->cgroup_path && access(args->cgroup_path, F_OK)) {
-		fprintf(stderr, "labelprof: cgroup not found: %s: %s\n", args->cgroup_path,
-			strerror(errno));
-		return -ENOENT;
-	}
-	return 0;
-}
-
 static void print_summary(const struct session *s, const struct lp_counters *c, double secs)
 {
 	struct procs_stats ps;
@@ -261,7 +181,7 @@ static int write_profile(const struct record_env *env, struct session *s, FILE *
 
 	if (!sp)
 		return -ENOMEM;
-	err = output__write(f, env->format, sp, &env->output_opts);
+	err = output__write(f, env->output.format, sp, &env->output.opts);
 	symprof__free(sp);
 	return err;
 }
@@ -273,6 +193,7 @@ int cmd_record(int argc, char **argv)
 	};
 	static const struct argp_child children[] = {
 		{&sampling_argp, 0, "What to sample:", 1},
+		{&output_argp, 0, NULL, 0},
 		{},
 	};
 	static const struct argp argp = {
@@ -301,17 +222,13 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "labelprof: %s\n", errbuf);
 		return 1;
 	}
-	if (check_targets(args))
+	if (sampling_args__check_targets(args))
 		return 1;
-	if (!env.output_path && output__format_is_binary(env.format) && isatty(STDOUT_FILENO)) {
-		fprintf(stderr,
-			"labelprof: %s is binary: not writing it to a terminal (use -o FILE)\n",
-			output__format_name(env.format));
+	if (output_args__check(&env.output))
 		return 2;
-	}
-	err = output_file__open(&of, env.output_path);
+	err = output_file__open(&of, env.output.path);
 	if (err) {
-		fprintf(stderr, "labelprof: cannot write %s: %s\n", env.output_path,
+		fprintf(stderr, "labelprof: cannot write %s: %s\n", env.output.path,
 			strerror(-err));
 		return 1;
 	}
@@ -376,7 +293,7 @@ int cmd_record(int argc, char **argv)
 		    (s->target_exited || now - last_check_ns >= 1000000000ull)) {
 			s->target_exited = false;
 			last_check_ns = now;
-			if (!any_target_alive(args))
+			if (!sampling_args__any_alive(args))
 				break;
 		}
 	}
@@ -391,7 +308,7 @@ int cmd_record(int argc, char **argv)
 		err = output_file__commit(&of);
 	if (err) {
 		fprintf(stderr, "labelprof: cannot write the profile%s%s: %s\n",
-			env.output_path ? " to " : "", env.output_path ? env.output_path : "",
+			env.output.path ? " to " : "", env.output.path ? env.output.path : "",
 			strerror(-err));
 	}
 	print_summary(s, &counters, (end_ns - start_ns) / 1e9);

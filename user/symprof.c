@@ -255,10 +255,15 @@ struct symprof *symprof__new(void)
 		free(sp);
 		return NULL;
 	}
-	/* the zero entries */
+	/*
+	 * The zero entries; and never-NULL referenced arrays, so that "lines +
+	 * first_line" of an entry with no lines is valid C (UBSan checks it).
+	 */
 	if (GROW(sp, strings, cap_strings, 1) || GROW(sp, mappings, cap_mappings, 1) ||
 	    GROW(sp, functions, cap_functions, 1) || GROW(sp, locations, cap_locations, 1) ||
-	    GROW(sp, stacks, cap_stacks, 1) || GROW(sp, label_sets, cap_label_sets, 1)) {
+	    GROW(sp, stacks, cap_stacks, 1) || GROW(sp, label_sets, cap_label_sets, 1) ||
+	    GROW(sp, lines, cap_lines, 1) || GROW(sp, stack_locations, cap_stack_locations, 1) ||
+	    GROW(sp, labels, cap_labels, 1)) {
 		symprof__free(sp);
 		return NULL;
 	}
@@ -389,7 +394,7 @@ static bool location_eq(const struct symprof *sp, __u32 id, const struct sp_loca
 	return l->mapping == loc->mapping && l->kernel == loc->kernel &&
 	       l->address == loc->address && l->module_offset == loc->module_offset &&
 	       l->function_offset == loc->function_offset && l->line_count == n &&
-	       !memcmp(sp->lines + l->first_line, lines, n * sizeof(*lines));
+	       (!n || !memcmp(sp->lines + l->first_line, lines, n * sizeof(*lines)));
 }
 
 __u32 symprof__location(struct symprof *sp, const struct sp_location *loc,
@@ -445,15 +450,21 @@ __u32 symprof__stack(struct symprof *sp, const __u32 *locations, size_t n)
 	return id;
 }
 
-static int key_cmp(const struct symprof *sp, __u32 a, __u32 b)
+int symprof__bytes_cmp(const void *a, size_t alen, const void *b, size_t blen)
 {
-	const struct sp_string *x = symprof__str(sp, a), *y = symprof__str(sp, b);
-	size_t n = x->len < y->len ? x->len : y->len;
-	int c = n ? memcmp(x->bytes, y->bytes, n) : 0;
+	size_t n = alen < blen ? alen : blen;
+	int c = n ? memcmp(a, b, n) : 0;
 
 	if (c)
 		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
+	return (alen > blen) - (alen < blen);
+}
+
+static int key_cmp(const struct symprof *sp, __u32 a, __u32 b)
+{
+	const struct sp_string *x = symprof__str(sp, a), *y = symprof__str(sp, b);
+
+	return symprof__bytes_cmp(x->bytes, x->len, y->bytes, y->len);
 }
 
 __u32 symprof__label_set(struct symprof *sp, const struct sp_label *labels, size_t n)

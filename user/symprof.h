@@ -184,6 +184,13 @@ static inline const struct sp_string *symprof__str(const struct symprof *sp, __u
 	return &sp->strings[id < sp->string_count ? id : 0];
 }
 
+/*
+ * Byte strings in the order label sets sort keys by: bytes compared unsigned
+ * (memcmp), a prefix before what it starts. Either may be NULL when its
+ * length is 0. Returns <0, 0 or >0.
+ */
+int symprof__bytes_cmp(const void *a, size_t alen, const void *b, size_t blen);
+
 /* Total sample count. */
 __u64 symprof__total(const struct symprof *sp);
 

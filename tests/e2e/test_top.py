@@ -1,0 +1,275 @@
+"""labelprof top on the demo workload: on a terminal (tmux) it shows each
+tenant's CPU share, quits on q, Ctrl-C and SIGTERM with the terminal as it
+was; piped, it prints one plain snapshot per refresh.
+
+The demo (tests/workloads/demo.c) picks a tenant per request by traffic share
+(50/30/20) and an endpoint by the tenant's own shares; each (tenant, endpoint)
+costs a known CPU time. A tenant's CPU share is its traffic times its mean
+request cost: acme 30 %, globex 43 %, initech 27 %, not 50/30/20.
+"""
+
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import LABELPROF, check_exit, measure, started, workload
+
+FREQ = 999
+# Percentage points a share may differ from the demo's (sampling noise of
+# a few hundred samples per refresh on a busy machine, and unlabelled gaps).
+TOLERANCE = 10
+
+# tests/workloads/demo.c: tenant_share, endpoint_share, and handle_*'s CPU time in µs.
+TENANT_TRAFFIC = {"acme": 50, "globex": 30, "initech": 20}
+ENDPOINT_TRAFFIC = {
+    "acme": {"/checkout": 40, "/search": 50, "/login": 10},
+    "globex": {"/checkout": 30, "/search": 60, "/login": 10},
+    "initech": {"/checkout": 20, "/search": 30, "/login": 50},
+}
+
+
+def request_us(tenant, endpoint):
+    if endpoint == "/checkout":
+        return 150 + (1200 if tenant == "globex" else 400)
+    if endpoint == "/search":
+        return (1800 if tenant == "globex" else 600) + 100
+    return 2500 if tenant == "initech" else 1200
+
+
+def _expected():
+    cpu = {(t, e): TENANT_TRAFFIC[t] * share * request_us(t, e)
+           for t, shares in ENDPOINT_TRAFFIC.items() for e, share in shares.items()}
+    total = sum(cpu.values())
+    return {k: 100 * v / total for k, v in cpu.items()}
+
+
+COMBINATION_SHARES = _expected()
+TENANT_SHARES = {t: sum(v for (tt, _), v in COMBINATION_SHARES.items() if tt == t)
+                 for t in TENANT_TRAFFIC}
+
+# The function each endpoint spends most of its CPU time in (demo.c's handle_*).
+BURN_FUNCTIONS = {"/checkout": "compute_tax", "/search": "search_index", "/login": "hash_password"}
+
+ROW = re.compile(r"^ *(\d+\.\d)% +(\d+)  (.*)$")
+ELAPSED = re.compile(r"(\d+):(\d\d):(\d\d) elapsed")
+REFRESH = re.compile(r"refresh (\d+\.\d) ms")
+
+
+def parse_rows(text, nkeys):
+    """The table rows of a snapshot or screen: (values, share, samples, functions)."""
+    rows = []
+    for line in text.splitlines():
+        m = ROW.match(line)
+        if not m or line.rstrip().endswith("more rows)"):
+            continue
+        cells = re.split(r"  +", m.group(3).strip(), maxsplit=nkeys)
+        cells += [""] * (nkeys + 1 - len(cells))
+        rows.append((tuple(cells[:nkeys]), float(m.group(1)), int(m.group(2)), cells[nkeys]))
+    return rows
+
+
+def shares_of(rows, keys):
+    """Samples per value (tuple) among rows whose values are all in keys, in percent."""
+    counts = {k: 0 for k in keys}
+    for values, _, samples, _ in rows:
+        key = values[0] if len(values) == 1 else values
+        if key in counts:
+            counts[key] += samples
+    total = sum(counts.values())
+    assert total > 0, f"no row of {sorted(keys)} in {rows}"
+    return {k: 100 * c / total for k, c in counts.items()}, total
+
+
+def check_shares(got, want, what):
+    for k, share in want.items():
+        assert abs(got[k] - share) <= TOLERANCE, (
+            f"{what}: {k} has {got[k]:.1f} % of the CPU, the demo spends {share:.1f} %: {got}")
+
+
+@pytest.fixture
+def demo():
+    # the demo serves until its duration ends or SIGTERM (not when stdin closes)
+    with started([workload("demo"), "--threads", 2, "--duration", 300, "--quiet"]) as wl:
+        yield wl
+        wl.proc.terminate()
+    check_exit(wl)
+
+
+def top_cmd(pid, *args):
+    assert LABELPROF.is_file(), f"{LABELPROF} is missing"
+    return [str(LABELPROF), "top", "-p", str(pid), "-F", str(FREQ)] + [str(a) for a in args]
+
+
+def test_top_piped(request, demo):
+    proc = subprocess.run(top_cmd(demo.pid, "--by", "tenant", "-n", 3), stdin=subprocess.DEVNULL,
+                          capture_output=True, timeout=120)
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert "\x1b" not in out, f"terminal sequences in piped output: {out!r}"
+    snapshots = out.split("\n\n")
+    assert snapshots[-1] == "", f"output does not end with a blank line: {out!r}"
+    snapshots = snapshots[:-1]
+    assert len(snapshots) == 3, f"-n 3 printed {len(snapshots)} snapshots: {out}"
+    rows = []
+    for snap in snapshots:
+        lines = snap.splitlines()
+        assert lines[0].startswith("labelprof top") and "by tenant" in lines[0], snap
+        assert lines[2].split() == ["SHARE", "SAMPLES", "tenant", "HOTTEST", "FUNCTIONS",
+                                    "(SELF)"], snap
+        snap_rows = parse_rows(snap, 1)
+        assert {v[0] for v, _, _, _ in snap_rows} <= set(TENANT_TRAFFIC) | {"(not set)"}, snap
+        assert set(TENANT_TRAFFIC) <= {v[0] for v, _, _, _ in snap_rows}, snap
+        # rows sorted by share; shares of all rows add up
+        assert [r[2] for r in snap_rows] == sorted((r[2] for r in snap_rows), reverse=True)
+        assert abs(sum(r[1] for r in snap_rows) - 100) < 1, snap
+        rows += snap_rows
+    got, total = shares_of(rows, TENANT_SHARES)
+    measure(request, "tenant shares over 3 refreshes: " +
+            ", ".join(f"{t} {got[t]:.1f} % (demo {TENANT_SHARES[t]:.1f} %)" for t in got) +
+            f", {total} samples")
+    check_shares(got, TENANT_SHARES, "piped snapshots")
+    # a tenant's time goes to the request functions (wl_spin inlined in them is their own)
+    for (tenant,), _, _, fns in rows:
+        if tenant != "(not set)":
+            assert fns.split()[0] in BURN_FUNCTIONS.values(), (tenant, fns)
+    costs = [float(m) for m in REFRESH.findall(out)]
+    measure(request, f"refresh cost at {FREQ} Hz (take, symbolize, group): first "
+            f"{costs[0]:.1f} ms, then {', '.join(f'{c:.1f}' for c in costs[1:])} ms")
+
+
+def test_top_combinations(request, demo):
+    proc = subprocess.run(top_cmd(demo.pid, "--by", "tenant,endpoint", "-n", 2, "--interval", 2),
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert "by tenant,endpoint" in out
+    rows = parse_rows(out, 2)
+    for (tenant, endpoint), _, _, _ in rows:
+        assert tenant in TENANT_TRAFFIC or tenant == "(not set)", rows
+        assert endpoint in ENDPOINT_TRAFFIC["acme"] or endpoint == "(not set)", rows
+    got, total = shares_of(rows, COMBINATION_SHARES)
+    seen = {v for v, _, _, _ in rows}
+    missing = set(COMBINATION_SHARES) - seen
+    assert not missing, f"combinations missing: {missing}"
+    measure(request, f"{len(seen)} rows of tenant,endpoint over {total} labelled samples")
+    check_shares(got, COMBINATION_SHARES, "tenant,endpoint")
+    for (tenant, endpoint), _, samples, fns in rows:
+        if endpoint in BURN_FUNCTIONS and samples >= 20:
+            assert fns.split()[0] == BURN_FUNCTIONS[endpoint], (tenant, endpoint, fns)
+
+
+class Tmux:
+    """A tmux server of its own, with one 200x50 window running a shell command."""
+
+    def __init__(self, command):
+        self.socket = f"labelprof-test-{os.getpid()}-{time.monotonic_ns()}"
+        env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+        self.run("new-session", "-d", "-x", "200", "-y", "50", command, env=env)
+
+    def run(self, *args, env=None):
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True,
+                              check=True, timeout=30, env=env).stdout
+
+    def screen(self, *flags):
+        return self.run("capture-pane", "-p", *flags)
+
+    def var(self, name):
+        return self.run("display-message", "-p", f"#{{{name}}}").strip()
+
+    def wait_for(self, predicate, what, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.screen()
+            if predicate(text):
+                return text
+            time.sleep(0.3)
+        pytest.fail(f"tmux never showed {what}; screen:\n{self.screen()}")
+
+    def kill(self):
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True,
+                       timeout=30)
+
+
+def elapsed_s(text):
+    m = ELAPSED.search(text)
+    return int(m.group(1)) * 3600 + int(m.group(2)) * 60 + int(m.group(3)) if m else -1
+
+
+def shows_tenants(text):
+    # from the third refresh on: the first covers the program's own start
+    return (elapsed_s(text) >= 3
+            and set(TENANT_TRAFFIC) <= {v[0] for v, _, _, _ in parse_rows(text, 1)})
+
+
+def screens(tmux, count):
+    """count consecutive refreshed screens that show the three tenants."""
+    seen = {}
+    while len(seen) < count:
+        text = tmux.wait_for(lambda s: shows_tenants(s) and elapsed_s(s) not in seen,
+                             "the three tenants")
+        seen[elapsed_s(text)] = text
+    return list(seen.values())
+
+
+def child_of(pid):
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        children = f.read().split()
+    assert len(children) == 1, f"pane shell {pid} has children {children}"
+    return int(children[0])
+
+
+@pytest.mark.parametrize("quit_with", ["q", "C-c", "SIGTERM"])
+def test_top_terminal(request, tmp_path, demo, quit_with):
+    if not shutil.which("tmux"):
+        pytest.skip("tmux is not installed")
+    before, after = tmp_path / "stty-before", tmp_path / "stty-after"
+    top = shlex.join(top_cmd(demo.pid, "--by", "tenant"))
+    # Ctrl-C interrupts the whole foreground group: the shell lives on to report
+    script = (f"trap : INT; stty -g > {before}; {top}; echo \"labelprof exited $?\"; "
+              f"stty -g > {after}; sleep 600")
+    tmux = Tmux(shlex.join(["sh", "-c", script]))
+    try:
+        shown = screens(tmux, 3)
+        assert tmux.var("alternate_on") == "1", "top should draw on the alternate screen"
+        for screen in shown:
+            lines = screen.splitlines()
+            assert all(len(line) <= 200 for line in lines)
+            assert "by tenant" in lines[0] and "HOTTEST FUNCTIONS" in screen, screen
+        assert "\x1b[1m" in tmux.screen("-e"), "no bold header on a terminal"
+        got, total = shares_of([r for s in shown for r in parse_rows(s, 1)], TENANT_SHARES)
+        measure(request, "tenant shares on 3 screens: " +
+                ", ".join(f"{t} {got[t]:.1f} %" for t in got) + f" ({total} samples)")
+        check_shares(got, TENANT_SHARES, "screen")
+
+        if quit_with == "SIGTERM":
+            os.kill(child_of(int(tmux.var("pane_pid"))), signal.SIGTERM)
+        else:
+            tmux.run("send-keys", quit_with)
+        screen = tmux.wait_for(lambda s: "labelprof exited" in s, "labelprof's exit", 30)
+        assert "labelprof exited 0" in screen, screen
+        assert tmux.var("alternate_on") == "0", "the alternate screen is still on"
+        assert "HOTTEST FUNCTIONS" not in screen, screen
+        tmux.wait_for(lambda s: after.exists(), "stty's output", 10)
+        assert before.read_text() == after.read_text(), "terminal settings not restored"
+    finally:
+        tmux.kill()
+
+
+def test_top_no_color(demo):
+    """NO_COLOR: no colours or bold on a terminal (the screen still redraws)."""
+    if not shutil.which("tmux"):
+        pytest.skip("tmux is not installed")
+    top = shlex.join(["env", "NO_COLOR=1"] + top_cmd(demo.pid, "--by", "tenant"))
+    tmux = Tmux(top)
+    try:
+        tmux.wait_for(shows_tenants, "the three tenants")
+        styled = tmux.screen("-e")
+        assert "\x1b[1m" not in styled and "\x1b[7m" not in styled, styled
+    finally:
+        tmux.kill()
