@@ -495,6 +495,10 @@ static bool resource_process(struct reader *r, const otlp_resource_profiles *rp,
 			proc->name = unescaped_id(r, s);
 		else if (!strcmp(kv->key, OTLP_EXECUTABLE_PATH))
 			proc->executable = unescaped_id(r, s);
+		else if (!strcmp(kv->key, OTLP_CONTAINER_ID))
+			proc->container_id = unescaped_id(r, s);
+		else if (!strcmp(kv->key, OTLP_K8S_POD_UID))
+			proc->pod_uid = unescaped_id(r, s);
 		else if (!strcmp(kv->key, OTLP_HOST_NAME) && !r->sp->meta.host_name)
 			r->sp->meta.host_name = unescaped_id(r, s);
 	}

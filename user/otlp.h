@@ -47,6 +47,8 @@ typedef Opentelemetry__Proto__Common__V1__AnyValue otlp_any_value;
 #define OTLP_PROCESS_PID     "process.pid"
 #define OTLP_EXECUTABLE_NAME "process.executable.name"
 #define OTLP_EXECUTABLE_PATH "process.executable.path"
+#define OTLP_CONTAINER_ID    "container.id"
+#define OTLP_K8S_POD_UID     "k8s.pod.uid"
 /* Sample attributes beside the labels (enum output_extra_labels). */
 #define OTLP_THREAD_ID	 "thread.id"
 #define OTLP_THREAD_NAME "thread.name"

@@ -605,9 +605,11 @@ static void resource_fill(struct writer *w, otlp_resource *r, __u32 pid)
 	const struct sp_string *exe = symprof__str(w->sp, proc ? proc->executable : 0);
 	const struct sp_string *name = symprof__str(w->sp, proc ? proc->name : 0);
 	const struct sp_string *host = symprof__str(w->sp, w->sp->meta.host_name);
+	const struct sp_string *container = symprof__str(w->sp, proc ? proc->container_id : 0);
+	const struct sp_string *pod = symprof__str(w->sp, proc ? proc->pod_uid : 0);
 	struct sp_string base_name;
 
-	r->attributes = xcalloc(w, 4, sizeof(*r->attributes));
+	r->attributes = xcalloc(w, 6, sizeof(*r->attributes));
 	if (!r->attributes)
 		return;
 	if (host->len)
@@ -626,6 +628,11 @@ static void resource_fill(struct writer *w, otlp_resource *r, __u32 pid)
 	if (exe->len)
 		resource_attribute(w, r, OTLP_EXECUTABLE_PATH,
 				   string_value(w, exe->bytes, exe->len));
+	if (container->len)
+		resource_attribute(w, r, OTLP_CONTAINER_ID,
+				   string_value(w, container->bytes, container->len));
+	if (pod->len)
+		resource_attribute(w, r, OTLP_K8S_POD_UID, string_value(w, pod->bytes, pod->len));
 }
 
 /* One ResourceProfiles for the samples of pid: samples[order[0..n)]. */

@@ -1,0 +1,519 @@
+"""labelprof agent, the continuous profiling daemon (docs/agent.md), against
+the labelled demo workload and an OTLP/HTTP receiver run by the test (Python's
+http.server on 127.0.0.1). Every request the receiver gets is gunzipped and
+decoded with protoc (Debian's protobuf-compiler) against proto/.
+
+What must hold: one profile per interval, each delivered exactly once and in
+order (time_unix_nano), with the demo's labels; intervals an outage keeps from
+the endpoint are spooled and arrive once it is back; the metrics agree with
+what the receiver saw; SIGHUP applies a changed file (and keeps the old
+settings when the new file is invalid); SIGTERM sends the partial interval and
+exits 0; a hanging endpoint never stops sampling; files in output_dir follow
+the retention settings; systemd gets READY/RELOADING/STOPPING/WATCHDOG; the
+resource attributes name the container and pod of a process whose cgroup path
+says so."""
+
+import contextlib
+import gzip
+import http.server
+import os
+import pathlib
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.request
+import uuid
+
+import pytest
+
+from conftest import LABELPROF, REPO, started, workload
+
+PROTO = REPO / "proto"
+SERVICE_PROTO = "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"
+REQUEST = "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest"
+TENANTS = {"acme", "globex", "initech"}
+
+
+def decode_otlp(body):
+    """protoc's text form of an ExportProfilesServiceRequest."""
+    proc = subprocess.run(["protoc", f"--decode={REQUEST}", "-I", str(PROTO), SERVICE_PROTO],
+                          input=body, capture_output=True, cwd=PROTO, timeout=30)
+    assert proc.returncode == 0, f"protoc cannot decode a request: {proc.stderr.decode()}"
+    return proc.stdout.decode("utf-8", "replace")
+
+
+class Request:
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self._text = None
+
+    @property
+    def text(self):
+        if self._text is None:
+            self._text = decode_otlp(self.body)
+        return self._text
+
+    @property
+    def time_ns(self):
+        """The interval's start (every profile of a request has the same); None if empty."""
+        times = set(map(int, re.findall(r"time_unix_nano: (\d+)", self.text)))
+        assert len(times) <= 1, f"profiles of one request start at {times}"
+        return times.pop() if times else None
+
+    @property
+    def duration_ns(self):
+        durations = set(map(int, re.findall(r"duration_nano: (\d+)", self.text)))
+        assert len(durations) <= 1, f"profiles of one request last {durations}"
+        return durations.pop() if durations else None
+
+    def strings(self):
+        return set(re.findall(r'string_value: "((?:[^"\\]|\\.)*)"', self.text)) | set(
+            re.findall(r'string_table: "((?:[^"\\]|\\.)*)"', self.text))
+
+
+class Receiver:
+    """An OTLP/HTTP endpoint: answers `status` after `delay` seconds, records every request."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.requests = []
+        self.status = 200
+        self.delay = 0.0
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                with receiver.lock:
+                    status, delay = receiver.status, receiver.delay
+                if delay:
+                    time.sleep(delay)
+                assert self.path == "/v1development/profiles", self.path
+                reply = b"" if status == 200 else b"try later"
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Length", str(len(reply)))
+                    self.end_headers()
+                    self.wfile.write(reply)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                # a late answer finds the agent gone (it timed out): not a delivery
+                with receiver.lock:
+                    receiver.requests.append(Request("late" if delay else status,
+                                                     dict(self.headers), body))
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def accepted(self):
+        with self.lock:
+            return [r for r in self.requests if r.status == 200]
+
+    def refused(self):
+        with self.lock:
+            return [r for r in self.requests if r.status not in (200, "late")]
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@contextlib.contextmanager
+def receiver():
+    r = Receiver()
+    try:
+        yield r
+    finally:
+        r.close()
+
+
+@contextlib.contextmanager
+def demo():
+    """The demo service on two threads, stopped with SIGTERM at the end."""
+    with started([workload("demo"), "-t", "2", "-q"]) as wl:
+        try:
+            yield wl
+        finally:
+            wl.proc.send_signal(signal.SIGTERM)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(what, cond, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+class Agent:
+    """labelprof agent in the background; its stderr goes to a file."""
+
+    def __init__(self, tmp_path, config, *args, env=None):
+        assert LABELPROF.is_file(), f"{LABELPROF} is missing"
+        self.config = tmp_path / "agent.conf"
+        self.config.write_text(config)
+        self.log = tmp_path / "agent.log"
+        self.cmd = [str(LABELPROF), "agent", "--config", str(self.config), *map(str, args)]
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=log,
+                                         env=dict(os.environ, **(env or {})))
+        wait_for("the agent to sample", lambda: "labelprof: sampling" in self.stderr()
+                 or self.proc.poll() is not None, 60)
+        assert self.proc.poll() is None, f"the agent exited: {self.stderr()}"
+
+    def stderr(self):
+        return self.log.read_text(errors="replace")
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def stop(self, timeout=30):
+        """SIGTERM; returns the exit status."""
+        self.signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            pytest.fail(f"the agent did not stop within {timeout} s: {self.stderr()}")
+
+    def intervals_at_exit(self):
+        m = re.search(r"stopped: (\d+) intervals", self.stderr())
+        assert m, f"no summary line: {self.stderr()}"
+        return int(m.group(1))
+
+
+@contextlib.contextmanager
+def agent(tmp_path, config, *args, env=None):
+    a = Agent(tmp_path, config, *args, env=env)
+    try:
+        yield a
+    finally:
+        if a.proc.poll() is None:
+            a.proc.kill()
+            a.proc.wait()
+
+
+def metrics(port):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
+        assert resp.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        text = resp.read().decode()
+    values = {}
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        name, value = line.split()
+        values[name] = float(value)
+        assert f"# TYPE {name} " in text and f"# HELP {name} " in text, name
+    return values
+
+
+def quiet_moment(rcv):
+    """Right after a request was answered: the next one is an interval away."""
+    n = len(rcv.requests)
+    wait_for("the next request", lambda: len(rcv.requests) > n, 30)
+    time.sleep(0.3)
+
+
+def check_order(requests):
+    """Accepted requests: distinct intervals, in order, each starting where the
+    previous one ended (none missing)."""
+    spans = [(r.time_ns, r.duration_ns) for r in requests if r.time_ns is not None]
+    assert len(spans) >= len(requests) - 1, "more than one interval without samples"
+    times = [t for t, _ in spans]
+    assert times == sorted(times), f"delivered out of order: {times}"
+    assert len(set(times)) == len(times), f"an interval was delivered twice: {times}"
+    for (t, d), (t_next, _) in zip(spans, spans[1:]):
+        assert abs(t + d - t_next) < 20_000_000, f"a gap between intervals: {spans}"
+
+
+def test_agent_otlp_outage_reload_shutdown(tmp_path):
+    port = free_port()
+    with demo() as wl, receiver() as rcv:
+        config = (f"freq = 99\ninterval = 2s\notlp_endpoint = {rcv.url}\notlp_gzip = true\n"
+                  "otlp_headers = Authorization=Bearer x,X-Tenant=y\n"
+                  f"spool_dir = {tmp_path}/spool\notlp_timeout = 2s\n"
+                  "otlp_retry_initial = 200ms\notlp_retry_max = 1s\n"
+                  f"metrics_listen = 127.0.0.1:{port}\n")
+        with agent(tmp_path, config, "-p", wl.pid) as a:
+            wait_for("three intervals", lambda: len(rcv.accepted()) >= 3, 30)
+            first = rcv.accepted()[0]
+            assert first.headers.get("Authorization") == "Bearer x"
+            assert first.headers.get("X-Tenant") == "y"
+            assert first.headers.get("Content-Type") == "application/x-protobuf"
+            assert first.headers.get("Content-Encoding") == "gzip"
+
+            # the endpoint fails for two intervals: they wait in the spool
+            before = len(rcv.accepted())
+            rcv.status = 503
+            wait_for("two intervals spooled",
+                     lambda: metrics(port)["labelprof_spool_intervals"] >= 2, 20)
+            assert rcv.refused() and metrics(port)["labelprof_spool_bytes"] > 0
+            assert len(rcv.accepted()) == before
+            assert not list((tmp_path / "spool").glob(".tmp-*"))
+            assert list((tmp_path / "spool").glob("*.otlp.gz")), "nothing spooled on disk"
+            rcv.status = 200
+            wait_for("the spool to empty", lambda: metrics(port)["labelprof_spool_bytes"] == 0,
+                     20)
+            assert len(rcv.accepted()) >= before + 2
+
+            # counters agree with the receiver (between two requests)
+            quiet_moment(rcv)
+            m = metrics(port)
+            assert m["labelprof_export_success_total"] == len(rcv.accepted()), m
+            assert m["labelprof_export_failure_total"] == len(rcv.refused()), m
+            assert m["labelprof_samples_total"] > 0 and m["labelprof_spool_dropped_total"] == 0
+            assert m["labelprof_samples_with_labels_total"] > 0
+            assert m["labelprof_intervals_total"] >= len(rcv.accepted())
+            assert m["process_resident_memory_bytes"] > 0 and m["process_cpu_seconds_total"] > 0
+
+            # an invalid file on SIGHUP: the old settings stay
+            a.config.write_text(config.replace("interval = 2s", "interval = soon"))
+            a.signal(signal.SIGHUP)
+            wait_for("the reload error", lambda: "reload failed" in a.stderr(), 10)
+            assert f"{a.config}:2: interval: invalid duration 'soon'" in a.stderr()
+            quiet_moment(rcv)
+            quiet_moment(rcv)
+            assert rcv.accepted()[-1].headers.get("X-Tenant") == "y"
+
+            # a valid one: a new header and a shorter interval
+            a.config.write_text(config.replace("interval = 2s", "interval = 1s")
+                                .replace("X-Tenant=y", "X-Tenant=z"))
+            a.signal(signal.SIGHUP)
+            wait_for("the reload", lambda: "reloaded" in a.stderr(), 10)
+            n = len(rcv.accepted())
+            wait_for("intervals after the reload", lambda: len(rcv.accepted()) >= n + 3, 20)
+            last = rcv.accepted()[-2:]
+            assert all(r.headers.get("X-Tenant") == "z" for r in last)
+            durations = [r.duration_ns / 1e9 for r in last]
+            assert all(1 <= d <= 1.6 for d in durations), f"not 1 s after reload: {durations}"
+
+            # SIGTERM: the partial interval is sent, then exit 0
+            quiet_moment(rcv)
+            n = len(rcv.accepted())
+            assert a.stop() == 0, a.stderr()
+            assert len(rcv.accepted()) == n + 1, "the partial interval was not sent"
+
+        delivered = rcv.accepted()
+        check_order(delivered)
+        # every interval the agent made was delivered, exactly once
+        assert a.intervals_at_exit() == len(delivered), a.stderr()
+        # each full interval holds the demo's labelled samples
+        for r in delivered[:-1]:
+            assert "tenant" in r.strings(), r.text[:2000]
+            assert r.strings() & TENANTS, f"no tenant in an interval: {r.text[:2000]}"
+        assert TENANTS <= set().union(*(r.strings() for r in delivered))
+        assert f"int_value: {wl.pid}" in delivered[0].text
+        assert not re.search(r"dropped \d+ interval", a.stderr()), a.stderr()
+
+
+def test_agent_hanging_endpoint_does_not_stop_sampling(tmp_path):
+    port = free_port()
+    with demo() as wl, receiver() as rcv:
+        rcv.delay = 30  # past otlp_timeout: every request times out
+        config = (f"freq = 99\ninterval = 1s\notlp_endpoint = {rcv.url}\notlp_timeout = 3s\n"
+                  "otlp_retry_initial = 100ms\notlp_retry_max = 500ms\n"
+                  f"metrics_listen = 127.0.0.1:{port}\n")
+        with agent(tmp_path, config, "-p", wl.pid) as a:
+            wait_for("a first attempt", lambda: metrics(port)["labelprof_intervals_total"] >= 1,
+                     20)
+            m0 = metrics(port)
+            time.sleep(5)
+            m1 = metrics(port)
+            # the loop kept reading the ring buffer and ending intervals meanwhile
+            assert m1["labelprof_intervals_total"] - m0["labelprof_intervals_total"] >= 4, (m0, m1)
+            assert m1["labelprof_samples_total"] > m0["labelprof_samples_total"]
+            assert m1["labelprof_ringbuf_drops_total"] == 0
+            assert m1["labelprof_export_failure_total"] >= 1
+            # the others wait in the queue while a request hangs
+            assert m1["labelprof_spool_intervals"] >= 2
+            assert "cannot send a profile" in a.stderr()
+            # the endpoint answers again: everything arrives, in order
+            rcv.delay = 0
+            wait_for("the spool to empty", lambda: metrics(port)["labelprof_spool_bytes"] == 0,
+                     30)
+            assert a.stop() == 0, a.stderr()
+        delivered = rcv.accepted()
+        check_order(delivered)
+        assert len(delivered) == a.intervals_at_exit(), a.stderr()
+        # one line for the first failure, no spam for the next ones
+        assert a.stderr().count("cannot send a profile") == 1, a.stderr()
+        assert a.stderr().count("still cannot send") <= 1, a.stderr()
+
+
+def files_of(out):
+    """The profiles in out (temporary files being written start with a dot)."""
+    return {p.name: p.stat() for p in out.iterdir() if not p.name.startswith(".")}
+
+
+NAME = re.compile(r"^labelprof-[A-Za-z0-9._-]+-(\d{8}T\d{6}\.\d{3}Z)\.(pb\.gz|otlp\.pb)$")
+
+
+def test_agent_directory_max_age(tmp_path):
+    out = tmp_path / "profiles"
+    config = f"freq = 99\ninterval = 1s\noutput_dir = {out}\nformats = pprof,otlp\n"
+    with demo() as wl:
+        with agent(tmp_path, config + "max_age = 1h\n", "-p", wl.pid) as a:
+            wait_for("four intervals", lambda: len(files_of(out)) >= 8, 20)
+            # a shorter age limit, applied live
+            a.config.write_text(config + "max_age = 2s\n")
+            a.signal(signal.SIGHUP)
+            wait_for("the reload", lambda: "reloaded" in a.stderr(), 10)
+            time.sleep(3.5)
+            files = files_of(out)
+            now = time.time()
+            ages = {n: now - st.st_mtime for n, st in files.items()}
+            assert files and all(age < 2 + 1.5 for age in ages.values()), ages
+            assert a.stop() == 0, a.stderr()
+        files = files_of(out)
+    stamps = {}
+    for n, st in files.items():
+        m = NAME.match(n)
+        assert m, f"unexpected file {n}"
+        assert st.st_mode & 0o777 == 0o644, f"{n}: mode {st.st_mode & 0o777:o}"
+        stamps.setdefault(m.group(1), set()).add(m.group(2))
+    # both formats of an interval (retention may have taken one of the oldest pair)
+    assert sum(kinds != {"pb.gz", "otlp.pb"} for kinds in stamps.values()) <= 1, stamps
+    # a gzipped pprof profile and an OTLP request, with the demo's labels
+    newest = max(n for n in files if n.endswith(".pb.gz"))
+    raw = gzip.decompress((out / newest).read_bytes())
+    proc = subprocess.run(["protoc", "--decode=perftools.profiles.Profile", "-I", str(PROTO),
+                           "pprof/profile.proto"], input=raw, capture_output=True, cwd=PROTO,
+                          timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert b'"tenant"' in proc.stdout
+    newest = max(n for n in files if n.endswith(".otlp.pb"))
+    assert '"tenant"' in decode_otlp((out / newest).read_bytes())
+
+
+def test_agent_directory_size_bound(tmp_path):
+    out = tmp_path / "profiles"
+    config = f"freq = 99\ninterval = 1s\noutput_dir = {out}\nformats = pprof,otlp\n"
+    with demo() as wl:
+        with agent(tmp_path, config + "max_dir_bytes = 0\n", "-p", wl.pid) as a:
+            wait_for("three intervals", lambda: len(files_of(out)) >= 6, 20)
+            # room for about two intervals, applied live
+            limit = sum(st.st_size for st in files_of(out).values()) * 2 // 3
+            a.config.write_text(config + f"max_dir_bytes = {limit}\n")
+            a.signal(signal.SIGHUP)
+            wait_for("the reload", lambda: "reloaded" in a.stderr(), 10)
+            names = set()
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                names |= set(files_of(out))
+                time.sleep(0.1)
+            assert a.stop() == 0, a.stderr()
+        files = files_of(out)
+        names |= set(files)
+    assert files and sum(st.st_size for st in files.values()) <= limit
+    assert len(files) < len(names), "nothing was removed"
+    # the oldest went first: no interval left is older than one removed
+    def stamp(name):
+        return NAME.match(name).group(1)
+    assert max(map(stamp, names - set(files))) <= min(map(stamp, files)), (files, names)
+    assert not list(out.glob(".*")), "temporary files left"
+
+
+def test_agent_config_errors(tmp_path):
+    conf = tmp_path / "agent.conf"
+    for text, message in [
+        ("interval = 10s\nintervall = 5s\n", f"{conf}:2: unknown key 'intervall'"),
+        ("output_dir = /tmp\nmax_age = forever\n", f"{conf}:2: max_age: invalid duration"),
+        ("output_dir = /tmp\n[agent]\nformats = pprof\n", f"{conf}:3: formats: sections"),
+        ("interval = 10s\n", "nothing to do: set output_dir or otlp_endpoint"),
+    ]:
+        conf.write_text(text)
+        proc = subprocess.run([str(LABELPROF), "agent", "--config", str(conf)],
+                              capture_output=True, text=True, timeout=30)
+        assert proc.returncode == 2, (text, proc.stderr)
+        assert message in proc.stderr, (text, proc.stderr)
+    proc = subprocess.run([str(LABELPROF), "agent", "--config", str(tmp_path / "missing")],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and "missing: No such file or directory" in proc.stderr
+    proc = subprocess.run([str(LABELPROF), "agent", "--output-dir", "/tmp", "--interval", "0"],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and "--interval: '0' is out of range" in proc.stderr
+
+
+def test_agent_sd_notify(tmp_path):
+    """The messages a Type=notify unit with WatchdogSec= gets."""
+    path = str(tmp_path / "notify")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock, demo() as wl:
+        sock.bind(path)
+        sock.settimeout(20)
+        config = f"interval = 1s\noutput_dir = {tmp_path}/out\n"
+        env = {"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "400000"}
+        with agent(tmp_path, config, "-p", wl.pid, env=env) as a:
+
+            def expect(prefix):
+                """The fields of the next message with a field starting with prefix."""
+                while True:
+                    fields = sock.recv(4096).decode().split("\n")
+                    if any(f.startswith(prefix) for f in fields):
+                        return fields
+
+            ready = expect("READY=1")
+            assert any(f.startswith("STATUS=sampling") for f in ready), ready
+            expect("WATCHDOG=1")
+            expect("STATUS=1 intervals")
+            a.signal(signal.SIGHUP)
+            assert any(f.startswith("MONOTONIC_USEC=") for f in expect("RELOADING=1"))
+            expect("READY=1")
+            a.signal(signal.SIGTERM)
+            expect("STOPPING=1")
+            assert a.proc.wait(timeout=30) == 0, a.stderr()
+
+
+def cgroup2_root():
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            dev, mnt, fstype = line.split()[:3]
+            if fstype == "cgroup2":
+                return pathlib.Path(mnt)
+    pytest.skip("no cgroup v2 hierarchy mounted")
+
+
+def test_agent_container_attributes(tmp_path):
+    root = cgroup2_root()
+    cid = os.urandom(32).hex()
+    pod = str(uuid.uuid4())
+    base = root / f"labelprof-e2e-{os.getpid()}"
+    leaf = (base / f"kubepods-burstable-pod{pod.replace('-', '_')}.slice"
+            / f"cri-containerd-{cid}.scope")
+    with demo() as wl, receiver() as rcv:
+        leaf.mkdir(parents=True)
+        try:
+            (leaf / "cgroup.procs").write_text(str(wl.pid))
+            config = f"freq = 99\ninterval = 1s\notlp_endpoint = {rcv.url}\n"
+            with agent(tmp_path, config, "-p", wl.pid) as a:
+                wait_for("an interval", lambda: len(rcv.accepted()) >= 1, 20)
+                assert a.stop() == 0, a.stderr()
+        finally:
+            (root / "cgroup.procs").write_text(str(wl.pid))
+            for d in (leaf, leaf.parent, base):
+                d.rmdir()
+    text = rcv.accepted()[0].text
+    assert re.search(r'key: "container.id"\s+value \{\s+string_value: "%s"' % cid, text), text[:3000]
+    assert re.search(r'key: "k8s.pod.uid"\s+value \{\s+string_value: "%s"' % pod, text), text[:3000]

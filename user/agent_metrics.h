@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The agent's counters and the Prometheus endpoint that serves them
+ * (libmicrohttpd, its own thread): GET /metrics, text format 0.0.4.
+ * Counters are written by the sampling loop and the sender thread and read
+ * by the server thread, always with the stats__ helpers (relaxed atomics).
+ */
+#ifndef LABELPROF_AGENT_METRICS_H
+#define LABELPROF_AGENT_METRICS_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+#include <linux/types.h>
+
+struct agent_stats {
+	__u64 samples; /* counters: since the agent started */
+	__u64 samples_with_labels;
+	__u64 ringbuf_drops;
+	__u64 label_read_faults;
+	__u64 intervals;
+	__u64 export_success;
+	__u64 export_failure;
+	__u64 spool_dropped;
+	__u64 processes_tracked; /* gauges */
+	__u64 spool_bytes;
+	__u64 spool_intervals;
+};
+
+static inline void stats__add(__u64 *counter, __u64 v)
+{
+	__atomic_add_fetch(counter, v, __ATOMIC_RELAXED);
+}
+
+static inline void stats__set(__u64 *gauge, __u64 v)
+{
+	__atomic_store_n(gauge, v, __ATOMIC_RELAXED);
+}
+
+static inline __u64 stats__get(const __u64 *v)
+{
+	return __atomic_load_n(v, __ATOMIC_RELAXED);
+}
+
+/* The agent's own CPU time and resident memory, from /proc/self/stat. 0 or -errno. */
+int metrics__self(double *cpu_seconds, __u64 *rss_bytes);
+
+/*
+ * The text exposition of st and the agent's own figures into buf (len
+ * bytes). Returns the length of the text, which was cut if it is >= len.
+ */
+size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 rss_bytes, char *buf,
+		       size_t len);
+
+struct metrics_server;
+
+/* Listens on addr and serves st until stopped. NULL with a message in err. */
+struct metrics_server *metrics_server__start(const struct sockaddr *addr,
+					     const struct agent_stats *st, char *err,
+					     size_t err_len);
+void metrics_server__stop(struct metrics_server *m);
+
+#endif /* LABELPROF_AGENT_METRICS_H */
