@@ -8,5 +8,10 @@
 #define LABELPROF_COMMANDS_H
 
 int cmd_record(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
+int cmd_labels(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
 
 #endif /* LABELPROF_COMMANDS_H */

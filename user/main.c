@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* labelprof: which labels (tenant, endpoint, span, ...) burn the CPU. */
+#include <argp.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,6 +13,11 @@ static const struct command {
 } commands[] = {
 	{"record", cmd_record,
 	 "sample CPU stacks with the labels threads had set, write a profile"},
+	{"convert", cmd_convert, "convert a saved profile (json, pprof, otlp) into another format"},
+	{"top", cmd_top, "live CPU share per label value, with the hottest functions"},
+	{"agent", cmd_agent, "continuous profiling daemon: profiles to files and OTLP, metrics"},
+	{"labels", cmd_labels, "show the labels every thread of a process has set right now"},
+	{"inspect", cmd_inspect, "say which label form a process or ELF file exposes, and where"},
 };
 
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))
@@ -31,6 +37,8 @@ int main(int argc, char **argv)
 	static char prog[64];
 	size_t i;
 
+	/* usage errors exit 2 in every command, like the tools people script with */
+	argp_err_exit_status = 2;
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
