@@ -12,6 +12,7 @@ test as it would to systemd."""
 import http.server
 import json
 import os
+import pathlib
 import platform
 import re
 import shlex
@@ -694,8 +695,14 @@ def test_private_tmp_keeps_jit_maps_visible(request):
         pytest.skip(platform.machine())
     caps = capabilities()
     require_capabilities(caps)
+    # the tmpfs hides everything under /tmp, the build too when it lives there (CI clones)
+    outside = pathlib.Path(tempfile.mkdtemp(prefix="labelprof-e2e-", dir="/run"))
+    outside.chmod(0o755)
+    binary = outside / "labelprof"
+    shutil.copy2(LABELPROF, binary)
+    request.addfinalizer(lambda: shutil.rmtree(outside, ignore_errors=True))
     with started(["/usr/bin/python3", "-c", JIT_WORKLOAD]) as wl:
-        inner = shlex.join(as_nobody(caps, [LABELPROF, "record", "-p", wl.pid, "-F", FREQ,
+        inner = shlex.join(as_nobody(caps, [binary, "record", "-p", wl.pid, "-F", FREQ,
                                             "-d", 2]))
         proc = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
                                f"mount -t tmpfs tmpfs /tmp && exec {inner}"],
