@@ -33,6 +33,13 @@ struct {
 	__type(value, struct lp_recipe);
 } recipes SEC(".maps");
 
+/*
+ * Bumped after every change of recipes, and of execs for a tgid in recipes,
+ * by this program and by userspace (sampler.c): a CPU keeps the recipe it
+ * last looked up (struct lp_rcache) while this stays the same.
+ */
+__u64 recipes_gen;
+
 /* Exec count per tgid: a recipe computed before the latest exec is stale. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -47,6 +54,9 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } pid_filter SEC(".maps");
+
+/* Bumped after every change of pid_filter, here and by userspace (see recipes_gen). */
+__u64 pid_filter_gen;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -87,18 +97,60 @@ struct lp_label_abi {
 };
 
 /*
+ * A page of user stack is read at once (a read never touches a page the
+ * kernel's walker would not), when the frame record is this close above the
+ * interrupted stack pointer; elsewhere a frame record is read by itself.
+ */
+#define USTACK_CHUNK 4096
+#define USTACK_NEAR  (8 << 20)
+
+/* The state of a user stack walk (walk_user_stack). */
+struct lp_uwalk {
+	__u64 fp;  /* the next frame record */
+	__u64 sp;  /* the interrupted user stack pointer */
+	__u64 lo;  /* the user address stack[0] was read from */
+	__u32 len; /* bytes of stack[] read from lo */
+	__u32 n;   /* return addresses stored */
+	__u32 at;  /* where in rec they go */
+	__u32 pad;
+};
+
+/*
+ * The last recipe lookup of a CPU: consecutive samples mostly come from the
+ * same process, whose recipe needs no hash lookups then.
+ */
+struct lp_rcache {
+	__u64 gen; /* recipes_gen + 1 when filled; 0: empty */
+	__u32 tgid;
+	__u32 found; /* recipe is tgid's; 0: tgid has none, or one from before its last exec */
+	struct lp_recipe recipe;
+};
+
+/* The last pid filter lookup of a CPU (like struct lp_rcache). */
+struct lp_fcache {
+	__u64 gen; /* pid_filter_gen + 1 when filled; 0: empty */
+	__u32 tgid;
+	__u32 pass;
+};
+
+/*
  * One per CPU (indexed by CPU: a perf-event program cannot nest on its CPU).
  * A sample is assembled in rec and copied out with only its used bytes.
  */
 struct lp_scratch {
 	__u8 rec[LP_SCRATCH_SIZE];
 	struct lp_label_abi labels[LP_MAX_LABELS];
+	__u8 stack[USTACK_CHUNK + 16];
 	/*
-	 * The end of the record while labels are copied. Kept in map memory, not
-	 * on the stack: the verifier then sees the same bounded unknown at every
-	 * bpf_loop iteration instead of one precise range per iteration.
+	 * The state of the bpf_loop walks: the end of the record while labels
+	 * are copied, the user stack walk. Kept in map memory, not on the
+	 * stack: the verifier then sees the same bounded unknowns at every
+	 * iteration instead of one precise range per iteration.
 	 */
+	struct lp_uwalk uw;
 	__u32 off;
+	struct lp_rcache rc;
+	struct lp_fcache fc;
 };
 
 struct {
@@ -115,16 +167,30 @@ struct {
 	__type(value, struct lp_counters);
 } counters SEC(".maps");
 
-#define REC_MASK (LP_RECORD_MAX - 1)
-
-static __always_inline bool passes_filter(__u32 tgid)
+/* Whether the current task, of tgid, is one to sample; sc: this CPU's scratch, if at hand. */
+static __always_inline bool passes_filter(__u32 tgid, struct lp_scratch *sc)
 {
-	if (filter_mode == LP_FILTER_PIDS)
-		return bpf_map_lookup_elem(&pid_filter, &tgid) != NULL;
+	struct lp_fcache *fc;
+	__u64 gen;
+
 	if (filter_mode == LP_FILTER_CGROUP)
 		return bpf_current_task_under_cgroup(&cgroup_filter, 0) == 1;
-	return true;
+	if (filter_mode != LP_FILTER_PIDS)
+		return true;
+	if (!sc)
+		return bpf_map_lookup_elem(&pid_filter, &tgid) != NULL;
+	/* a sampled process mostly stays on its CPUs: its last answer is kept */
+	fc = &sc->fc;
+	gen = arch_load_acquire(&pid_filter_gen);
+	if (fc->gen != gen + 1 || fc->tgid != tgid) {
+		fc->pass = bpf_map_lookup_elem(&pid_filter, &tgid) != NULL;
+		fc->tgid = tgid;
+		fc->gen = gen + 1;
+	}
+	return fc->pass;
 }
+
+#define REC_MASK (LP_RECORD_MAX - 1)
 
 static __always_inline void put_u16(__u8 *p, __u16 v)
 {
@@ -309,6 +375,48 @@ static __always_inline void copy_labels(struct task_struct *task, bool remote,
 	*off = sc->off;
 }
 
+/* The recipe that applies to tgid now, or NULL. */
+static __always_inline struct lp_recipe *lookup_recipe(__u32 tgid)
+{
+	struct lp_recipe *r = bpf_map_lookup_elem(&recipes, &tgid);
+	__u64 *seq;
+
+	if (!r)
+		return NULL;
+	/* exec'd since userspace looked: the recipe describes the old image */
+	seq = bpf_map_lookup_elem(&execs, &tgid);
+	return r->exec_seq == (seq ? *seq : 0) ? r : NULL;
+}
+
+/* lookup_recipe, through this CPU's cache (the sampler's: remote is not cached). */
+static __always_inline struct lp_recipe *find_recipe(struct lp_scratch *sc, __u32 tgid, bool remote)
+{
+	struct lp_rcache *rc = &sc->rc;
+	struct lp_recipe *r;
+	__u64 gen;
+
+	if (remote)
+		return lookup_recipe(tgid);
+	/* the lookups below must see every change made before gen was bumped */
+	gen = arch_load_acquire(&recipes_gen);
+	if (rc->gen == gen + 1 && rc->tgid == tgid)
+		return rc->found ? &rc->recipe : NULL;
+	r = lookup_recipe(tgid);
+	rc->tgid = tgid;
+	rc->found = r != NULL;
+	if (r)
+		rc->recipe = *r;
+	rc->gen = gen + 1;
+	return r ? &rc->recipe : NULL;
+}
+
+/* After a change of recipes, or of execs for a tgid in recipes: no CPU keeps a recipe from before.
+ */
+static __always_inline void recipes_changed(void)
+{
+	__sync_fetch_and_add(&recipes_gen, 1);
+}
+
 /*
  * Reads the label set of task (remote: not the current thread, see
  * read_user), whose flags are task_flags, into the record s at *off.
@@ -318,7 +426,7 @@ static __always_inline void read_label_set(struct task_struct *task, bool remote
 					   struct lp_counters *c)
 {
 	struct lp_recipe *r;
-	__u64 *seq, addr, set[2] = {}, ptr;
+	__u64 addr, set[2] = {}, ptr;
 
 	/*
 	 * Once a thread exits, glibc may hand its stack and TLS block to a new
@@ -328,15 +436,8 @@ static __always_inline void read_label_set(struct task_struct *task, bool remote
 		s->status |= LP_ST_EXITING;
 		return;
 	}
-	r = bpf_map_lookup_elem(&recipes, &s->tgid);
+	r = find_recipe(sc, s->tgid, remote);
 	if (!r) {
-		s->status |= LP_ST_NO_RECIPE;
-		c->unknown_pids++;
-		return;
-	}
-	seq = bpf_map_lookup_elem(&execs, &s->tgid);
-	if (r->exec_seq != (seq ? *seq : 0)) {
-		/* exec'd since userspace looked: the recipe describes the old image */
 		s->status |= LP_ST_NO_RECIPE;
 		c->unknown_pids++;
 		return;
@@ -371,6 +472,108 @@ static __always_inline void read_label_set(struct task_struct *task, bool remote
 	copy_labels(task, remote, sc, s, off, set[0], set[1]);
 }
 
+#if ARCH_USER_FP_WALK
+#define WALK_BATCH 8 /* frame records per bpf_loop step */
+
+struct task_struct___lp {
+	void *utask; /* CONFIG_UPROBES */
+} __attribute__((preserve_access_index));
+
+/*
+ * Whether task has uprobes state: its stack may hold uretprobe trampolines,
+ * which the kernel's walker replaces with the real return addresses.
+ */
+static __always_inline bool uprobes_active(struct task_struct *task)
+{
+	struct task_struct___lp *t = (void *)task;
+
+	return bpf_core_field_exists(t->utask) && t->utask;
+}
+
+/*
+ * Frame records, by bpf_loop: the loop of the kernel's x86 walker
+ * (perf_callchain_user), which stops at the first read that fails, except
+ * that the records are taken from a copy of their page of stack, and that an
+ * address whose read must fault is not read. Each step takes up to
+ * WALK_BATCH records from the copy; a step that needs another copy starts
+ * with it.
+ */
+static long walk_frames(__u32 i, struct lp_scratch **scp)
+{
+	struct lp_scratch *sc = *scp;
+	struct lp_uwalk *w = &sc->uw;
+	__u64 fp = w->fp, lo = w->lo, rel, len;
+	__u32 n = w->n, have = w->len, k;
+	long ret = 0;
+
+	for (k = 0; k < WALK_BATCH; k++) {
+		if (n >= stack_depth || n >= LP_MAX_STACK_DEPTH) {
+			ret = 1;
+			break;
+		}
+		rel = fp - lo;
+		if (fp < lo || rel > have || have - rel < 16) {
+			if (k)
+				break;
+			if (arch_user_unmapped(fp))
+				return 1;
+			len = 16;
+			if (fp >= w->sp && fp - w->sp < USTACK_NEAR) {
+				len = USTACK_CHUNK - (fp & (USTACK_CHUNK - 1));
+				if (len < 16) /* the record straddles two pages */
+					len = 16;
+			}
+			if (bpf_probe_read_user(sc->stack, len, (void *)fp))
+				return 1;
+			lo = fp;
+			have = len;
+			rel = 0;
+		}
+		rel &= USTACK_CHUNK - 1; /* no-op: rel <= have - 16 */
+		/* a frame record: { next frame record, return address } */
+		*(__u64 *)&sc->rec[(w->at + n * sizeof(__u64)) & REC_MASK] =
+			*(__u64 *)&sc->stack[rel + sizeof(__u64)];
+		fp = *(__u64 *)&sc->stack[rel];
+		n++;
+	}
+	w->fp = fp;
+	w->lo = lo;
+	w->len = have;
+	w->n = n;
+	return ret;
+}
+
+/* The user stack from u into the record at off, as bpf_get_stack would; bytes written. */
+static __always_inline long walk_user_stack(struct lp_scratch *sc, __u32 off,
+					    const struct arch_user_regs *u)
+{
+	struct lp_uwalk *w = &sc->uw;
+
+	*(__u64 *)&sc->rec[off & REC_MASK] = u->ip;
+	w->fp = u->fp;
+	w->sp = u->sp;
+	w->lo = 0;
+	w->len = 0;
+	w->n = 1;
+	w->at = off;
+	bpf_loop(LP_MAX_STACK_DEPTH, walk_frames, &sc, 0);
+	return w->n * sizeof(__u64);
+}
+#endif
+
+/* The user stack of the interrupted thread into the record at off; bytes, or < 0. */
+static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct task_struct *task,
+				       __u32 task_flags, struct lp_scratch *sc, __u32 off)
+{
+#if ARCH_USER_FP_WALK
+	struct arch_user_regs u;
+
+	if (arch_user_regs(ctx, task, task_flags, &u) && !uprobes_active(task))
+		return walk_user_stack(sc, off, &u);
+#endif
+	return bpf_get_stack(ctx, &sc->rec[off], stack_depth * sizeof(__u64), BPF_F_USER_STACK);
+}
+
 static __always_inline struct lp_counters *get_counters(void)
 {
 	__u32 zero = 0;
@@ -400,7 +603,7 @@ static __always_inline struct lp_sample *sample_init(struct lp_scratch *sc, __u3
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, cpu = bpf_get_smp_processor_id();
 	struct lp_counters *c;
@@ -413,24 +616,23 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (!tgid) /* the idle task */
 		return 0;
 	c = get_counters();
-	if (!c)
+	sc = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!c || !sc)
 		return 0;
-	if (!passes_filter(tgid)) {
+	if (!passes_filter(tgid, sc)) {
 		c->filtered++;
 		return 0;
 	}
-	sc = bpf_map_lookup_elem(&scratch, &cpu);
-	if (!sc)
-		return 0;
 	c->samples++;
 
 	s = sample_init(sc, tgid, (__u32)pid_tgid, cpu);
 	s->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
-	flags = BPF_CORE_READ(task, flags);
+	flags = task->flags;
 	kthread = flags & PF_KTHREAD;
 
-	if (kernel_stacks) {
+	/* a sample of user mode has no kernel stack */
+	if (kernel_stacks && !arch_user_mode(ctx)) {
 		n = bpf_get_stack(ctx, &sc->rec[off], stack_depth * sizeof(__u64), 0);
 		if (n > 0) {
 			s->kstack_len = n / sizeof(__u64);
@@ -443,8 +645,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		c->kernel_threads++;
 	} else {
 		if (user_stacks && off <= sizeof(*s) + LP_MAX_STACK_DEPTH * sizeof(__u64)) {
-			n = bpf_get_stack(ctx, &sc->rec[off], stack_depth * sizeof(__u64),
-					  BPF_F_USER_STACK);
+			n = user_stack(ctx, task, flags, sc, off);
 			if (n > 0) {
 				s->ustack_len = n / sizeof(__u64);
 				off += n;
@@ -570,10 +771,12 @@ int on_exec(struct trace_event_raw_sched_process_exec *ctx)
 		__sync_fetch_and_add(seq, 1);
 	else
 		bpf_map_update_elem(&execs, &tgid, &one, BPF_ANY);
-	bpf_map_delete_elem(&recipes, &tgid);
+	/* (the exec count only matters to a tgid with a recipe) */
+	if (!bpf_map_delete_elem(&recipes, &tgid))
+		recipes_changed();
 	bpf_map_delete_elem(&hinted, &tgid);
 
-	if (passes_filter(tgid))
+	if (passes_filter(tgid, NULL))
 		emit_proc_event(LP_EVENT_EXEC, pid_tgid);
 	return 0;
 }
@@ -590,16 +793,19 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	/* a reused pid must not inherit a dead process's exec count */
 	bpf_map_delete_elem(&execs, &ctgid);
 	if (follow_children && filter_mode == LP_FILTER_PIDS &&
-	    bpf_map_lookup_elem(&pid_filter, &ptgid))
+	    bpf_map_lookup_elem(&pid_filter, &ptgid)) {
 		bpf_map_update_elem(&pid_filter, &ctgid, &one, BPF_ANY);
+		__sync_fetch_and_add(&pid_filter_gen, 1);
+	}
 	/* a forked child has its parent's address space layout, so its recipe too */
 	r = bpf_map_lookup_elem(&recipes, &ptgid);
 	if (r) {
 		copy = *r;
 		copy.exec_seq = 0;
 		bpf_map_update_elem(&recipes, &ctgid, &copy, BPF_ANY);
-	} else {
-		bpf_map_delete_elem(&recipes, &ctgid);
+		recipes_changed();
+	} else if (!bpf_map_delete_elem(&recipes, &ctgid)) {
+		recipes_changed();
 	}
 	return 0;
 }
@@ -614,14 +820,16 @@ int on_exit(void *ctx)
 	/* only the last thread's exit ends the process */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
-	bpf_map_delete_elem(&recipes, &tgid);
+	if (!bpf_map_delete_elem(&recipes, &tgid))
+		recipes_changed();
 	bpf_map_delete_elem(&execs, &tgid);
 	bpf_map_delete_elem(&hinted, &tgid);
 	bpf_map_delete_elem(&mapped, &tgid);
-	if (passes_filter(tgid))
+	if (passes_filter(tgid, NULL))
 		emit_proc_event(LP_EVENT_EXIT, pid_tgid);
-	if (filter_mode == LP_FILTER_PIDS && follow_children)
-		bpf_map_delete_elem(&pid_filter, &tgid);
+	if (filter_mode == LP_FILTER_PIDS && follow_children &&
+	    !bpf_map_delete_elem(&pid_filter, &tgid))
+		__sync_fetch_and_add(&pid_filter_gen, 1);
 	return 0;
 }
 
@@ -679,7 +887,7 @@ int on_mmap(struct trace_event_raw_sys_enter *ctx)
 	struct lp_recipe *r;
 	__u8 kind;
 
-	if ((long)ctx->args[4] < 0 || !passes_filter(tgid))
+	if ((long)ctx->args[4] < 0 || !passes_filter(tgid, NULL))
 		return 0;
 	/* a label library mapped again (dlopen after dlclose) may get new TLS */
 	if (is_label_library(ctx->args[4])) {

@@ -109,6 +109,23 @@ static size_t round_pow2(size_t v)
 	return p;
 }
 
+/*
+ * Frames per stack: bpf_get_stack's limit, kernel.perf_event_max_stack (read
+ * once), which the BPF walker of user stacks keeps to as well.
+ */
+static __u32 stack_depth(void)
+{
+	unsigned int v = LP_MAX_STACK_DEPTH;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "re");
+
+	if (f) {
+		if (fscanf(f, "%u", &v) != 1)
+			v = LP_MAX_STACK_DEPTH;
+		fclose(f);
+	}
+	return v < 1 ? 1 : v > LP_MAX_STACK_DEPTH ? LP_MAX_STACK_DEPTH : v;
+}
+
 static int configure(struct sampler *s, const struct sampler_opts *o, char *err, size_t err_len)
 {
 	struct labelprof_bpf *skel = s->skel;
@@ -133,6 +150,7 @@ static int configure(struct sampler *s, const struct sampler_opts *o, char *err,
 	skel->rodata->user_stacks = o->user_stacks;
 	skel->rodata->filter_mode = o->filter_mode;
 	skel->rodata->follow_children = o->follow_children;
+	skel->rodata->stack_depth = stack_depth();
 
 	bpf_map__set_max_entries(skel->maps.scratch, s->ncpus);
 	bpf_map__set_max_entries(skel->maps.recipes,
@@ -381,19 +399,31 @@ int sampler__drain(struct sampler *s)
 	return ring_buffer__consume(s->rb);
 }
 
+/* After a change of the recipes map: the BPF program's CPUs drop the recipes they keep. */
+static void recipes_changed(struct sampler *s)
+{
+	__atomic_fetch_add(&s->skel->bss->recipes_gen, 1, __ATOMIC_SEQ_CST);
+}
+
 int sampler__set_recipe(struct sampler *s, __u32 tgid, const struct lp_recipe *r)
 {
+	int err = 0;
+
 	if (bpf_map__update_elem(s->skel->maps.recipes, &tgid, sizeof(tgid), r, sizeof(*r),
 				 BPF_ANY))
-		return -errno;
-	return 0;
+		err = -errno;
+	recipes_changed(s);
+	return err;
 }
 
 int sampler__delete_recipe(struct sampler *s, __u32 tgid)
 {
+	int err = 0;
+
 	if (bpf_map__delete_elem(s->skel->maps.recipes, &tgid, sizeof(tgid), 0) && errno != ENOENT)
-		return -errno;
-	return 0;
+		err = -errno;
+	recipes_changed(s);
+	return err;
 }
 
 __u64 sampler__exec_seq(struct sampler *s, __u32 tgid)
@@ -408,11 +438,14 @@ __u64 sampler__exec_seq(struct sampler *s, __u32 tgid)
 int sampler__add_pid(struct sampler *s, __u32 tgid)
 {
 	__u8 one = 1;
+	int err = 0;
 
 	if (bpf_map__update_elem(s->skel->maps.pid_filter, &tgid, sizeof(tgid), &one, sizeof(one),
 				 BPF_ANY))
-		return -errno;
-	return 0;
+		err = -errno;
+	/* the BPF program's CPUs drop the answers they keep */
+	__atomic_fetch_add(&s->skel->bss->pid_filter_gen, 1, __ATOMIC_SEQ_CST);
+	return err;
 }
 
 int sampler__read_counters(struct sampler *s, struct lp_counters *out)
