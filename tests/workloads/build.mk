@@ -90,10 +90,6 @@ $(WL_COMMON): $(WL_SRC)/common.c | $(WL_DIR)
 $(WL_DIR):
 	$(Q)mkdir -p $@
 
-.PHONY: workloads
-workloads: $(WL_BINS)
-
-TEST_DEPS += $(WL_BINS)
 DEMO_DEPS += $(WL_DEMO)
 
 # dlcycle: dlopen()s the library by path, cycle after cycle (not linked).
@@ -113,7 +109,6 @@ $(WL_DIR)/threadchurn: $(WL_SRC)/threadchurn.c $(WL_COMMON) $(call wl_dep_lib,1)
 	$(Q)$(CC) $(WL_CFLAGS) $(LDFLAGS) $< $(WL_COMMON) $(call wl_link_lib,1) -lpthread -o $@
 
 WL_BINS += $(WL_DIR)/dlcycle $(WL_UNLOADABLE) $(WL_DIR)/threadchurn
-TEST_DEPS += $(WL_DIR)/dlcycle $(WL_UNLOADABLE) $(WL_DIR)/threadchurn
 
 # steady: threads that keep known labels, for `labelprof labels` (ABI $(1), linkage $(2)).
 define wl_steady
@@ -122,7 +117,19 @@ $(WL_DIR)/steady-v$(1)-$(2): $(WL_SRC)/steady.c $(WL_COMMON) $(call wl_dep_$(2),
 	$$(Q)$$(CC) $$(WL_CFLAGS) -DSTEADY_ABI=$(1) $$(LDFLAGS) $$< $(WL_COMMON) \
 		$$(call wl_link_$(2),$(1)) -lpthread -o $$@
 WL_BINS += $(WL_DIR)/steady-v$(1)-$(2)
-TEST_DEPS += $(WL_DIR)/steady-v$(1)-$(2)
 endef
 
 $(foreach abi,0 1,$(foreach link,exe lib,$(eval $(call wl_steady,$(abi),$(link)))))
+
+# deepstack: threads at a known depth of frames, for the user stack walk.
+$(WL_DIR)/deepstack: $(WL_SRC)/deepstack.c $(WL_COMMON) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(LDFLAGS) $< $(WL_COMMON) -lpthread -o $@
+
+WL_BINS += $(WL_DIR)/deepstack
+
+# Last: every workload above is in WL_BINS by now.
+.PHONY: workloads
+workloads: $(WL_BINS)
+
+TEST_DEPS += $(WL_BINS)
