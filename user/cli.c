@@ -31,7 +31,8 @@ static const struct argp_option sampling_options[] = {
 	{"max-labels", OPT_MAX_LABELS, "N", 0, "Labels read per sample (default 16)", 0},
 	{"max-key-len", OPT_MAX_KEY, "BYTES", 0, "Key bytes read per label (default 128)", 0},
 	{"max-value-len", OPT_MAX_VALUE, "BYTES", 0, "Value bytes read per label (default 256)", 0},
-	{"ringbuf-size", OPT_RINGBUF, "BYTES", 0, "Ring buffer size (default 8 MiB)", 0},
+	{"ringbuf-size", OPT_RINGBUF, "BYTES", 0,
+	 "Ring buffer size (default: 2 s of samples at the frequency, 1 .. 64 MiB)", 0},
 	{"verbose", 'v', NULL, 0, "Say more, including libbpf's messages", 0},
 	{},
 };

@@ -14,7 +14,17 @@
 #include "labelprof.skel.h"
 #include "sampler.h"
 
-#define DEFAULT_RINGBUF_BYTES (8u << 20)
+/*
+ * The default ring buffer holds RINGBUF_SECONDS of samples of RINGBUF_SAMPLE
+ * bytes (a sample with two deep stacks and a few labels) from every CPU:
+ * userspace drains it every 100 ms, but may stop for a while to build a
+ * profile. Its pages are mapped twice (the wrap-around), and count twice in
+ * RSS once written, so it is no larger than the rate needs.
+ */
+#define RINGBUF_SAMPLE	      2048u
+#define RINGBUF_SECONDS	      2u
+#define RINGBUF_MIN_BYTES     (1u << 20)
+#define RINGBUF_MAX_BYTES     (64u << 20)
 #define DEFAULT_MAX_PROCESSES 65536
 #define TRACEFS_EXEC_ID	      "/sys/kernel/tracing/events/sched/sched_process_exec/id"
 /* What sampler__read_threads accepts from its iterator: a record per thread. */
@@ -126,6 +136,16 @@ static __u32 stack_depth(void)
 	return v < 1 ? 1 : v > LP_MAX_STACK_DEPTH ? LP_MAX_STACK_DEPTH : v;
 }
 
+static size_t default_ringbuf_bytes(const struct sampler *s, const struct sampler_opts *o)
+{
+	unsigned long long v =
+		(unsigned long long)o->freq_hz * s->ncpus * RINGBUF_SAMPLE * RINGBUF_SECONDS;
+
+	return v < RINGBUF_MIN_BYTES   ? RINGBUF_MIN_BYTES
+	       : v > RINGBUF_MAX_BYTES ? RINGBUF_MAX_BYTES
+				       : v;
+}
+
 static int configure(struct sampler *s, const struct sampler_opts *o, char *err, size_t err_len)
 {
 	struct labelprof_bpf *skel = s->skel;
@@ -159,7 +179,7 @@ static int configure(struct sampler *s, const struct sampler_opts *o, char *err,
 				 o->max_processes ? o->max_processes : DEFAULT_MAX_PROCESSES);
 	bpf_map__set_max_entries(
 		skel->maps.events,
-		round_pow2(o->ringbuf_bytes ? o->ringbuf_bytes : DEFAULT_RINGBUF_BYTES));
+		round_pow2(o->ringbuf_bytes ? o->ringbuf_bytes : default_ringbuf_bytes(s, o)));
 	if (o->filter_mode == LP_FILTER_PIDS)
 		bpf_map__set_max_entries(skel->maps.pid_filter,
 					 o->pid_count + (o->follow_children ? 4096 : 16));
@@ -232,10 +252,9 @@ static int check_system(bool tracepoints, char *err, size_t err_len)
 	if (missing) {
 		set_err(err, err_len,
 			"not enough privileges: %s is missing (run as root, or grant CAP_BPF, "
-			"CAP_PERFMON, CAP_SYS_PTRACE%s)",
-			missing,
-			tracepoints ? ", CAP_SYS_RESOURCE and CAP_DAC_READ_SEARCH"
-				    : " and CAP_SYS_RESOURCE");
+			"CAP_PERFMON, CAP_SYS_PTRACE%s; a service also wants CAP_SYSLOG for "
+			"kernel symbols and CAP_CHECKPOINT_RESTORE for deleted files)",
+			missing, tracepoints ? " and CAP_DAC_READ_SEARCH" : "");
 		return -EPERM;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
