@@ -321,8 +321,15 @@ static __always_inline long copy_label(__u32 i, struct copy_ctx *cx, bool remote
 		return 1;
 	}
 	o += sizeof(struct lp_label_hdr);
-	if (read_user(cx->task, remote, &sc->rec[o & REC_MASK], klen, l->key.buf) ||
-	    read_user(cx->task, remote, &sc->rec[(o + klen) & REC_MASK], vlen, l->value.buf)) {
+	/* a value stored right after its whole key (libcustomlabels does): one read for both */
+	if (klen == l->key.len && l->value.buf == l->key.buf + klen) {
+		if (read_user(cx->task, remote, &sc->rec[o & REC_MASK], klen + vlen, l->key.buf)) {
+			s->status |= LP_ST_READ_FAULT;
+			return 0;
+		}
+	} else if (read_user(cx->task, remote, &sc->rec[o & REC_MASK], klen, l->key.buf) ||
+		   read_user(cx->task, remote, &sc->rec[(o + klen) & REC_MASK], vlen,
+			     l->value.buf)) {
 		s->status |= LP_ST_READ_FAULT;
 		return 0;
 	}

@@ -103,7 +103,7 @@ static struct {
 	size_t max_labels;
 	size_t max_key_len;
 	size_t max_value_len;
-	size_t slot_size; /* key area, then value area */
+	size_t slot_size; /* a key, then its value right after it */
 } cl_cfg = {
 	.max_labels = CUSTOM_LABELS_DEFAULT_MAX_LABELS,
 	.max_key_len = CUSTOM_LABELS_DEFAULT_MAX_KEY_LEN,
@@ -272,12 +272,14 @@ static inline bool cl_len_valid(size_t key_len, size_t value_len)
 
 /*
  * Writes key and value into a prepared set's slot; returns the label pointing
- * at them. The value may come from this very slot (a value from get).
+ * at them. The value follows the key directly: a reader copies both at once.
+ * The value may come from this very slot (a value from get): then the key is
+ * the slot's own, of the same length, and the value's place does not move.
  */
 static struct cl_label cl_fill(unsigned char *slot, const void *key, size_t key_len,
 			       const void *value, size_t value_len)
 {
-	unsigned char *vbuf = slot + cl_cfg.max_key_len;
+	unsigned char *vbuf = slot + key_len;
 
 	memmove(slot, key, key_len);
 	if (value_len)
@@ -290,7 +292,7 @@ static inline struct cl_label cl_own_put(struct cl_own *own, const void *key, si
 					 const void *value, size_t value_len)
 {
 	unsigned char *slot = own->free[--own->nfree];
-	unsigned char *vbuf = slot + cl_cfg.max_key_len;
+	unsigned char *vbuf = slot + key_len; /* as in cl_fill */
 
 	cl_copy(slot, key, key_len);
 	if (value_len)

@@ -135,6 +135,8 @@ static void expect_labels(const struct kv *kv, size_t n)
 		assert_non_null(l[i].value.buf);
 		assert_true(l[i].key.len <= MAX_KEY);
 		assert_true(l[i].value.len <= MAX_VALUE);
+		/* the value right after its key: labelprof reads both at once */
+		assert_ptr_equal(l[i].value.buf, l[i].key.buf + l[i].key.len);
 		for (j = 0; j < i; j++)
 			assert_false(l[j].key.len == l[i].key.len &&
 				     !memcmp(l[j].key.buf, l[i].key.buf, l[i].key.len));
