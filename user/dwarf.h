@@ -17,18 +17,29 @@
 struct dwarf_file;
 
 /*
- * Opens the DWARF of the ELF file open at fd; fd is not used after the call.
- * Returns 0 and *out, -ENODATA if the file has no .debug_info, -EFBIG if its
- * debug sections (uncompressed) and address tables would exceed max_bytes,
- * -EINVAL if they cannot be parsed, -ENOMEM.
+ * Called with what the debug sections will take once read, before they are
+ * read, so that the caller can make room; a non-zero return is returned by
+ * dwarf_file__open, which reads nothing more.
  */
-int dwarf_file__open(int fd, size_t max_bytes, struct dwarf_file **out);
+typedef int (*dwarf_reserve_fn)(void *ctx, size_t bytes);
+
+/*
+ * Opens the DWARF of the ELF file open at fd; fd is not used after the call.
+ * Only the sections lookups use are read (not locations, call frames,
+ * macros). reserve (may be NULL) is called first. Returns 0 and *out,
+ * -ENODATA if the file has no .debug_info, -EFBIG if those sections
+ * (uncompressed) and address tables would exceed max_bytes, -EINVAL if they
+ * cannot be parsed, -ENOMEM, or what reserve returned.
+ */
+int dwarf_file__open(int fd, size_t max_bytes, dwarf_reserve_fn reserve, void *ctx,
+		     struct dwarf_file **out);
 void dwarf_file__close(struct dwarf_file *df);
 
 /*
  * Memory held (estimated from what libdw allocates): the debug sections and
  * unit tables from the start, then each unit's line table once a lookup has
- * decoded it. Only dwarf_file__lookup makes it grow.
+ * decoded it, and the .debug_aranges table once one needed it. Only
+ * dwarf_file__lookup makes it grow; dwarf_file__close frees it all.
  */
 size_t dwarf_file__bytes(const struct dwarf_file *df);
 

@@ -11,9 +11,11 @@
  *
  * Ownership: a snapshot holds a reference on each mapped file, and its perf
  * map; a file holds at most one descriptor (bounded by an LRU of open files),
- * at most one parsed symbol table and one DWARF handle (bounded together by
- * an LRU on bytes, DWARF handles also by an LRU on their number). Snapshots
- * are bounded in number and in mapping and perf map entries, LRU too.
+ * at most one parsed symbol table with a cache of the lines DWARF gave, and
+ * one DWARF handle (bounded together by bytes: DWARF handles go first, by
+ * their own LRU, which also bounds their number, then symbol tables by
+ * theirs). Snapshots are bounded in number and in mapping and perf map
+ * entries, LRU too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,9 +40,11 @@
 
 #define DEFAULT_MAX_SNAPSHOTS	 16384
 #define DEFAULT_MAX_MAP_ENTRIES	 262144
-#define DEFAULT_MAX_SYMBOL_BYTES (64u << 20)
+#define DEFAULT_MAX_SYMBOL_BYTES (24u << 20)
 #define DEFAULT_MAX_OPEN_FILES	 256
 #define DEFAULT_MAX_DWARF_FILES	 32
+/* Dynamic relocations read at once for the PLT names (24 bytes each). */
+#define RELA_CHUNK 512
 /* Larger symbol tables are truncated (a browser binary has about 10^6 symbols). */
 #define MAX_SYMBOLS_PER_FILE (4u << 20)
 /* A symbol that does not contain an address may be nested in one that starts earlier. */
@@ -230,7 +234,32 @@ struct sym_file {
 	size_t dwarf_bytes; /* counted in symbol_bytes, like bytes */
 	bool dwarf_failed;  /* none, unreadable or too large: do not retry */
 	struct list dwarf_node;
+	/*
+	 * What DWARF gave for each address looked up, so that closing the
+	 * DWARF handle loses nothing: ELF address -> struct cached_lines, whose
+	 * strings are offsets into strs (each string once, found by str_index:
+	 * (hash, length) -> offset). Dropped with the symbols.
+	 */
+	struct htab lines;
+	struct htab str_index;
+	char *strs; /* strs[0] is '\0': offset 0 stands for NULL */
+	size_t strs_len, strs_cap;
+	size_t lines_entry_bytes;
+	size_t lines_bytes; /* all of it, counted in symbol_bytes */
 };
+
+struct cached_line {
+	__u32 function, file; /* offsets into sym_file.strs; 0: NULL */
+	__u32 line, column, start_line;
+};
+
+struct cached_lines {
+	size_t n;
+	struct cached_line v[];
+};
+
+/* Every address DWARF has no lines for shares this entry. */
+static struct cached_lines no_lines;
 
 struct jit_sym {
 	__u64 start;
@@ -437,14 +466,161 @@ static void file_close_dwarf(struct symbolizer *sym, struct sym_file *f)
 	dwarf_file__close(f->dwarf);
 	f->dwarf = NULL;
 	sym->st.symbol_bytes -= f->dwarf_bytes;
+	sym->st.dwarf_bytes -= f->dwarf_bytes;
 	f->dwarf_bytes = 0;
 	list_del(&f->dwarf_node);
 	sym->st.dwarf_files--;
 }
 
+/* ---- lines DWARF gave, cached per file ------------------------------------------ */
+
+/* Counts f's cache in symbol_bytes again after it changed. */
+static void lines_recount(struct symbolizer *sym, struct sym_file *f)
+{
+	size_t bytes = (f->lines.cap + f->str_index.cap) * sizeof(struct htab_slot) + f->strs_cap +
+		       f->lines_entry_bytes;
+
+	sym->st.symbol_bytes += bytes - f->lines_bytes;
+	f->lines_bytes = bytes;
+}
+
+static void lines_clear(struct symbolizer *sym, struct sym_file *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->lines.cap; i++)
+		if (f->lines.slots[i].val != &no_lines)
+			free(f->lines.slots[i].val);
+	free(f->lines.slots);
+	free(f->str_index.slots);
+	free(f->strs);
+	f->lines = f->str_index = (struct htab){0};
+	f->strs = NULL;
+	f->strs_len = f->strs_cap = 0;
+	f->lines_entry_bytes = 0;
+	lines_recount(sym, f);
+}
+
+/* FNV-1a */
+static __u64 str_hash(const char *s, size_t len)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	while (len--)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	return h;
+}
+
+/* The offset of a copy of s in f->strs, made if there is none (0 for NULL). */
+static int str_intern(struct sym_file *f, const char *s, __u32 *off)
+{
+	size_t len, need;
+	__u64 h;
+	void *v;
+
+	*off = 0;
+	if (!s)
+		return 0;
+	len = strlen(s);
+	h = str_hash(s, len);
+	v = htab_get(&f->str_index, h, len);
+	/* the same hash and length for another string: a copy of its own */
+	if (v && !memcmp(f->strs + (uintptr_t)v, s, len + 1)) {
+		*off = (uintptr_t)v;
+		return 0;
+	}
+	need = (f->strs_len ? f->strs_len : 1) + len + 1;
+	if (need > UINT32_MAX)
+		return -E2BIG;
+	if (need > f->strs_cap) {
+		size_t ncap = f->strs_cap ? f->strs_cap * 2 : 4096;
+		char *n;
+
+		while (ncap < need)
+			ncap *= 2;
+		n = realloc(f->strs, ncap);
+		if (!n)
+			return -ENOMEM;
+		f->strs = n;
+		f->strs_cap = ncap;
+	}
+	if (!f->strs_len)
+		f->strs[f->strs_len++] = '\0';
+	*off = f->strs_len;
+	memcpy(f->strs + f->strs_len, s, len + 1);
+	f->strs_len += len + 1;
+	if (!v && htab_put(&f->str_index, h, len, (void *)(uintptr_t)*off))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Keeps the n lines DWARF gave for vaddr; false if they could not be. A
+ * file's cache that outgrows an eighth of the budget starts over, so one
+ * file cannot take it all.
+ */
+static bool lines_put(struct symbolizer *sym, struct sym_file *f, __u64 vaddr,
+		      const struct sym_line *lines, size_t n)
+{
+	size_t size = sizeof(struct cached_lines) + n * sizeof(struct cached_line), i;
+	struct cached_lines *c = &no_lines;
+
+	if (f->lines_bytes > sym->opts.max_symbol_bytes / 8)
+		lines_clear(sym, f);
+	if (n) {
+		c = malloc(size);
+		if (!c)
+			return false;
+		c->n = n;
+		for (i = 0; i < n; i++) {
+			c->v[i] = (struct cached_line){0, 0, lines[i].line, lines[i].column,
+						       lines[i].start_line};
+			if (str_intern(f, lines[i].function, &c->v[i].function) ||
+			    str_intern(f, lines[i].file, &c->v[i].file))
+				goto out_free;
+		}
+	}
+	if (htab_put(&f->lines, vaddr, 0, c))
+		goto out_free;
+	if (n)
+		f->lines_entry_bytes += size;
+	lines_recount(sym, f);
+	return true;
+
+out_free:
+	if (c != &no_lines)
+		free(c);
+	lines_recount(sym, f);
+	return false;
+}
+
+/* The cached lines of vaddr into sym->lines; false if vaddr was never looked up. */
+static bool lines_get(struct symbolizer *sym, const struct sym_file *f, __u64 vaddr, size_t *n)
+{
+	const struct cached_lines *c = htab_get(&f->lines, vaddr, 0);
+	size_t i;
+
+	if (!c)
+		return false;
+	for (i = 0; i < c->n; i++) {
+		const struct cached_line *l = &c->v[i];
+
+		sym->lines[i] = (struct sym_line){
+			.function = l->function ? f->strs + l->function : NULL,
+			.file = l->file ? f->strs + l->file : NULL,
+			.line = l->line,
+			.column = l->column,
+			.start_line = l->start_line,
+		};
+	}
+	*n = c->n;
+	return true;
+}
+
 static void file_unload(struct symbolizer *sym, struct sym_file *f)
 {
 	file_close_dwarf(sym, f);
+	lines_clear(sym, f);
 	if (!f->loaded)
 		return;
 	free(f->segs);
@@ -662,9 +838,13 @@ struct got_slots {
 	unsigned int machine;
 };
 
-static int got_collect(const GElf_Rela *rela, const GElf_Sym *s, const char *name, void *ctx)
+/*
+ * Adds the slot of rela (to symbol s, named name) if a PLT stub may jump
+ * through it. Returns 0, 1 when the table is full, -ENOMEM.
+ */
+static int got_collect(struct got_slots *g, const GElf_Rela *rela, const GElf_Sym *s,
+		       const char *name)
 {
-	struct got_slots *g = ctx;
 	unsigned int type = GELF_R_TYPE(rela->r_info);
 	bool fn;
 
@@ -719,6 +899,76 @@ static __u32 le32(const unsigned char *p)
 	return p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24;
 }
 
+static __u64 le64(const unsigned char *p)
+{
+	return le32(p) | (__u64)le32(p + 4) << 32;
+}
+
+/*
+ * Collects the GOT slots of the dynamic relocations (the allocated SHT_RELA
+ * sections: the others, from --emit-relocs, hold no JUMP_SLOT or GLOB_DAT).
+ * They are read from fd a chunk at a time, not with elf_getdata, which would
+ * copy them whole: a large library has megabytes of them (libLLVM: 9 MB,
+ * nearly all R_X86_64_RELATIVE). Returns as got_collect.
+ */
+static int got_scan(struct got_slots *g, const struct elf_file *ef, int fd)
+{
+	unsigned char buf[RELA_CHUNK * sizeof(Elf64_Rela)];
+	Elf *elf = elf_file__elf(ef);
+	size_t file_size = elf_file__size(ef);
+	Elf_Scn *scn = NULL;
+	int err;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Scn *symscn;
+		GElf_Shdr sh, symsh;
+		Elf_Data *syms;
+		size_t nsyms, off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		    !(sh.sh_flags & SHF_ALLOC) || sh.sh_offset > file_size ||
+		    sh.sh_size > file_size - sh.sh_offset)
+			continue;
+		/* .dynsym, read whole by collect_symbols already */
+		symscn = elf_getscn(elf, sh.sh_link);
+		if (!symscn || !gelf_getshdr(symscn, &symsh) || symsh.sh_type != SHT_DYNSYM)
+			continue;
+		syms = elf_getdata(symscn, NULL);
+		if (!syms || !syms->d_buf || syms->d_type != ELF_T_SYM)
+			continue;
+		nsyms = syms->d_size / sizeof(Elf64_Sym);
+		for (off = 0; sh.sh_size - off >= sizeof(Elf64_Rela);) {
+			size_t want =
+				sh.sh_size - off < sizeof(buf) ? sh.sh_size - off : sizeof(buf);
+			ssize_t got = pread(fd, buf, want - want % sizeof(Elf64_Rela),
+					    sh.sh_offset + off);
+			const unsigned char *p;
+
+			/* the file shrank: what was read is used */
+			if (got < (ssize_t)sizeof(Elf64_Rela))
+				break;
+			got -= got % sizeof(Elf64_Rela);
+			off += got;
+			for (p = buf; p < buf + got; p += sizeof(Elf64_Rela)) {
+				GElf_Rela rela = {.r_offset = le64(p), .r_info = le64(p + 8)};
+				size_t symi = GELF_R_SYM(rela.r_info);
+				const char *name;
+				GElf_Sym s;
+
+				if (!symi || symi >= nsyms || !gelf_getsym(syms, symi, &s))
+					continue;
+				name = elf_strptr(elf, symsh.sh_link, s.st_name);
+				if (!name)
+					continue;
+				err = got_collect(g, &rela, &s, name);
+				if (err)
+					return err;
+			}
+		}
+	}
+	return 0;
+}
+
 /*
  * The GOT slot a PLT entry at addr jumps through, decoded like objdump does:
  * x86-64 "[endbr64] [bnd] jmp *disp32(%rip)"; aarch64 "[bti c] adrp x16;
@@ -758,8 +1008,8 @@ static __u64 plt_got_slot(unsigned int machine, const unsigned char *p, size_t l
 	return 0;
 }
 
-/* "name@plt" entries for the PLT stubs, as perf and objdump name them. */
-static int collect_plt(struct sym_builder *b, const struct elf_file *ef)
+/* "name@plt" entries for the PLT stubs, as perf and objdump name them; ef is open at fd. */
+static int collect_plt(struct sym_builder *b, const struct elf_file *ef, int fd)
 {
 	struct got_slots g = {.machine = elf_file__machine(ef)};
 	Elf *elf = elf_file__elf(ef);
@@ -771,7 +1021,7 @@ static int collect_plt(struct sym_builder *b, const struct elf_file *ef)
 	    elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
 	/* A positive return means the table is full: use what was collected. */
-	err = elf_file__for_each_rela(ef, got_collect, &g);
+	err = got_scan(&g, ef, fd);
 	if (err > 0)
 		err = 0;
 	if (err || !g.n)
@@ -1040,7 +1290,7 @@ static int file_parse(const struct symbolizer *sym, struct sym_file *f, int fd, 
 	if (!err)
 		err = collect_all(&b, ef, &has_symtab);
 	if (!err)
-		err = collect_plt(&b, ef);
+		err = collect_plt(&b, ef, fd);
 	if (!err && !has_symtab) {
 		int dfd;
 		struct elf_file *dbg = debug_file_open(sym, f, pid, path, &dfd);
@@ -1062,14 +1312,32 @@ out_close:
 	return err;
 }
 
-static void enforce_symbol_limit(struct symbolizer *sym, struct sym_file *keep)
+/*
+ * Evicts until need more bytes fit in the budget. DWARF handles go first,
+ * least recently used first, but not keep_dwarf's (in use; may be NULL):
+ * they are the largest, and the lines they gave stay cached, so reopening
+ * one later costs CPU for new addresses only. Then the symbols of the least
+ * recently used files go, but not keep's.
+ */
+static void enforce_symbol_limit(struct symbolizer *sym, struct sym_file *keep,
+				 struct sym_file *keep_dwarf, size_t need)
 {
-	while (sym->st.symbol_bytes > sym->opts.max_symbol_bytes) {
-		struct sym_file *old = container_of(sym->sym_lru.prev, struct sym_file, sym_node);
+	while (sym->st.symbol_bytes > sym->opts.max_symbol_bytes ||
+	       need > sym->opts.max_symbol_bytes - sym->st.symbol_bytes) {
+		struct list *n = sym->dwarf_lru.prev;
+		struct sym_file *old;
 
-		if (old == keep)
-			break;
-		file_unload(sym, old);
+		if (n != &sym->dwarf_lru &&
+		    container_of(n, struct sym_file, dwarf_node) == keep_dwarf)
+			n = n->prev;
+		if (n != &sym->dwarf_lru) {
+			file_close_dwarf(sym, container_of(n, struct sym_file, dwarf_node));
+		} else {
+			old = container_of(sym->sym_lru.prev, struct sym_file, sym_node);
+			if (list_empty(&sym->sym_lru) || old == keep)
+				break;
+			file_unload(sym, old);
+		}
 		sym->st.evictions++;
 	}
 }
@@ -1115,18 +1383,44 @@ static int file_load(struct symbolizer *sym, struct sym_file *f, __u32 pid,
 		sym->st.file_failures++;
 		return err;
 	}
-	enforce_symbol_limit(sym, f);
+	enforce_symbol_limit(sym, f, NULL, 0);
+	return 0;
+}
+
+struct dwarf_reserve {
+	struct symbolizer *sym;
+	struct sym_file *f;
+};
+
+/*
+ * Makes room for the DWARF of f before libdw reads it, in number and in
+ * bytes, so that memory does not hold the whole budget and the new handle
+ * at once.
+ */
+static int dwarf_reserve(void *ctx, size_t bytes)
+{
+	struct dwarf_reserve *r = ctx;
+	struct symbolizer *sym = r->sym;
+
+	while (sym->st.dwarf_files >= sym->opts.max_dwarf_files) {
+		file_close_dwarf(sym,
+				 container_of(sym->dwarf_lru.prev, struct sym_file, dwarf_node));
+		sym->st.evictions++;
+	}
+	enforce_symbol_limit(sym, r->f, NULL, bytes);
 	return 0;
 }
 
 /*
  * f's DWARF (f is loaded), opened on first use from the file, else from its
- * debug file; pid and e as for file_fd, path where e maps f.
+ * debug file, and again after it was closed to stay within the budget; pid
+ * and e as for file_fd, path where e maps f.
  */
 static struct dwarf_file *file_dwarf(struct symbolizer *sym, struct sym_file *f, __u32 pid,
 				     const struct maps_entry *e, const char *path)
 {
-	size_t max_bytes = sym->opts.max_symbol_bytes / 4;
+	size_t max_bytes = sym->opts.max_symbol_bytes / 2;
+	struct dwarf_reserve r = {sym, f};
 	struct elf_file *dbg;
 	int fd, dfd, err;
 
@@ -1137,11 +1431,11 @@ static struct dwarf_file *file_dwarf(struct symbolizer *sym, struct sym_file *f,
 	if (sym->opts.no_dwarf || f->dwarf_failed)
 		return NULL;
 	fd = file_fd(sym, f, pid, e);
-	err = fd < 0 ? -ENOENT : dwarf_file__open(fd, max_bytes, &f->dwarf);
+	err = fd < 0 ? -ENOENT : dwarf_file__open(fd, max_bytes, dwarf_reserve, &r, &f->dwarf);
 	if (err == -ENODATA) {
 		dbg = debug_file_open(sym, f, pid, path, &dfd);
 		if (dbg) {
-			err = dwarf_file__open(dfd, max_bytes, &f->dwarf);
+			err = dwarf_file__open(dfd, max_bytes, dwarf_reserve, &r, &f->dwarf);
 			elf_file__close(dbg);
 			close(dfd);
 		}
@@ -1155,16 +1449,12 @@ static struct dwarf_file *file_dwarf(struct symbolizer *sym, struct sym_file *f,
 	}
 	f->dwarf_bytes = dwarf_file__bytes(f->dwarf);
 	sym->st.symbol_bytes += f->dwarf_bytes;
+	sym->st.dwarf_bytes += f->dwarf_bytes;
+	sym->st.dwarf_opens++;
 	list_add(&sym->dwarf_lru, &f->dwarf_node);
 	sym->st.dwarf_files++;
-	while (sym->st.dwarf_files > sym->opts.max_dwarf_files) {
-		struct sym_file *old =
-			container_of(sym->dwarf_lru.prev, struct sym_file, dwarf_node);
-
-		file_close_dwarf(sym, old);
-		sym->st.evictions++;
-	}
-	enforce_symbol_limit(sym, f);
+	/* the unit tables, counted as libdw read them */
+	enforce_symbol_limit(sym, f, f, 0);
 	return f->dwarf;
 }
 
@@ -1971,26 +2261,34 @@ int symbolizer__process(struct symbolizer *sym, __u32 snapshot, const char **exe
 }
 
 /*
- * Fills f->lines from the DWARF of sf at ELF address vaddr; e (NULL: the
- * vDSO) and path as for file_dwarf.
+ * Fills f->lines from the DWARF of sf at ELF address vaddr, or from what it
+ * gave before; e (NULL: the vDSO) and path as for file_dwarf.
  */
 static void resolve_lines(struct symbolizer *sym, struct sym_file *sf, __u32 pid,
 			  const struct maps_entry *e, const char *path, __u64 vaddr,
 			  struct sym_frame *f)
 {
-	struct dwarf_file *df = file_dwarf(sym, sf, pid, e, path);
+	struct dwarf_file *df;
 	struct sym_line *last;
 	size_t n, bytes;
+	bool cached;
 
-	if (!df)
-		return;
-	n = dwarf_file__lookup(df, vaddr, sym->lines, SYM_MAX_LINES);
-	/* lookups decode line tables */
-	bytes = dwarf_file__bytes(df);
-	if (bytes != sf->dwarf_bytes) {
+	if (!lines_get(sym, sf, vaddr, &n)) {
+		df = file_dwarf(sym, sf, pid, e, path);
+		if (!df)
+			return;
+		n = dwarf_file__lookup(df, vaddr, sym->lines, SYM_MAX_LINES);
+		/* lookups decode line tables */
+		bytes = dwarf_file__bytes(df);
 		sym->st.symbol_bytes += bytes - sf->dwarf_bytes;
+		sym->st.dwarf_bytes += bytes - sf->dwarf_bytes;
 		sf->dwarf_bytes = bytes;
-		enforce_symbol_limit(sym, sf);
+		/*
+		 * Once cached, the lines no longer point into the DWARF, which may
+		 * then be closed too if it grew past the budget on its own.
+		 */
+		cached = lines_put(sym, sf, vaddr, sym->lines, n) && lines_get(sym, sf, vaddr, &n);
+		enforce_symbol_limit(sym, sf, cached ? NULL : sf, 0);
 	}
 	if (!n)
 		return;

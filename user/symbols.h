@@ -46,8 +46,12 @@ struct symbolizer_opts {
 	size_t max_snapshots; /* 0: 16384 */
 	/* Mappings and perf map entries summed over snapshots, half at most in one perf map. */
 	size_t max_map_entries; /* 0: 262144 */
-	/* Symbol tables and DWARF in memory; one file's DWARF opens if it fits in a quarter. */
-	size_t max_symbol_bytes;   /* 0: 64 MiB */
+	/*
+	 * Symbol tables, DWARF and the lines it gave, in memory; one file's
+	 * DWARF opens if it fits in half. DWARF is closed first to stay
+	 * within it (and reopened when an address not seen before needs it).
+	 */
+	size_t max_symbol_bytes;   /* 0: 24 MiB */
 	size_t max_open_files;	   /* descriptors kept for mapped files; 0: 256 */
 	size_t max_dwarf_files;	   /* files with DWARF open (holding no descriptor); 0: 32 */
 	const char *kallsyms_path; /* NULL: /proc/kallsyms */
@@ -123,8 +127,10 @@ struct symbolizer_stats {
 	size_t map_entries;
 	size_t files;
 	size_t open_files;
-	size_t symbol_bytes; /* symbol tables and DWARF */
+	size_t symbol_bytes; /* symbol tables, DWARF and the lines it gave */
 	size_t dwarf_files;
+	size_t dwarf_bytes;	 /* of symbol_bytes, the DWARF open */
+	__u64 dwarf_opens;	 /* DWARF handles opened, again after eviction too */
 	__u64 snapshot_failures; /* /proc/PID/maps could not be read */
 	__u64 refreshes;	 /* snapshots re-read because an address was in no mapping */
 	__u64 evictions;	 /* snapshots, symbol tables, DWARF dropped to stay within limits */

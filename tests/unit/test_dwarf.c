@@ -3,8 +3,10 @@
  * DWARF lookups (dwarf.c) on programs built here with gcc and clang: an
  * inlined chain checked against the fixture's own line numbers and against
  * addr2line, compressed sections, clang's output without .debug_aranges;
- * and hostile DWARF: corrupted and truncated sections, a DIE tree nested
- * 100000 deep, a sibling link that points back.
+ * the memory an open file is counted for, announced before it is read; and
+ * hostile DWARF: corrupted and truncated sections, a section lookups do not
+ * use claiming a terabyte, a DIE tree nested 100000 deep, a sibling link
+ * that points back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -170,7 +172,7 @@ static struct dwarf_file *open_dwarf(const char *file, size_t max_bytes, int *er
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
 
 	assert_true(fd >= 0);
-	*err = dwarf_file__open(fd, max_bytes, &df);
+	*err = dwarf_file__open(fd, max_bytes, NULL, NULL, &df);
 	/* fd is not needed after the open */
 	close(fd);
 	assert_true(*err ? !df : !!df);
@@ -278,6 +280,103 @@ static void test_open_errors(void **state)
 	assert_null(open_dwarf(tmp_path("fx.c", path), 64 << 20, &err));
 	assert_int_equal(err, -EINVAL);
 	dwarf_file__close(NULL);
+}
+
+struct reservation {
+	int calls;
+	size_t bytes;
+	int ret; /* what the callback returns */
+};
+
+static int reserve(void *ctx, size_t bytes)
+{
+	struct reservation *r = ctx;
+
+	r->calls++;
+	r->bytes = bytes;
+	return r->ret;
+}
+
+static int open_reserving(const char *file, size_t max_bytes, struct reservation *r,
+			  struct dwarf_file **df)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC), err;
+
+	assert_true(fd >= 0);
+	err = dwarf_file__open(fd, max_bytes, reserve, r, df);
+	close(fd);
+	return err;
+}
+
+/*
+ * What readelf says the sections lookups use take in file, decompressed by
+ * objcopy: all .debug_ sections but locations, call frames, macros, name
+ * indexes and type units.
+ */
+static size_t used_sections_size(const char *file)
+{
+	char cmd[3 * PATH_MAX], line[1024];
+	size_t total = 0;
+	FILE *p;
+
+	assert_int_equal(run("objcopy --decompress-debug-sections '%s' '%s.plain'", file, file), 0);
+	snprintf(cmd, sizeof(cmd), "readelf -S -W '%s.plain'", file);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long addr, off, size;
+		char name[64], type[32];
+
+		if (sscanf(line, " [%*[^]]] %63s %31s %llx %llx %llx", name, type, &addr, &off,
+			   &size) != 5 ||
+		    strncmp(name, ".debug_", 7))
+			continue;
+		if (strcmp(name, ".debug_loc") && strcmp(name, ".debug_loclists") &&
+		    strcmp(name, ".debug_frame") && strcmp(name, ".debug_macro") &&
+		    strcmp(name, ".debug_macinfo") && strcmp(name, ".debug_pubnames") &&
+		    strcmp(name, ".debug_pubtypes") && strcmp(name, ".debug_gnu_pubnames") &&
+		    strcmp(name, ".debug_gnu_pubtypes") && strcmp(name, ".debug_names") &&
+		    strcmp(name, ".debug_types"))
+			total += size;
+	}
+	pclose(p);
+	assert_true(total);
+	return total;
+}
+
+/* The caller learns what the sections take before libdw reads them, and may refuse. */
+static void test_reserve(void **state)
+{
+	struct reservation plain = {0}, z = {0}, refused = {.ret = -ENOSPC}, small = {0};
+	size_t plain_used, z_used;
+	char path[PATH_MAX];
+	struct dwarf_file *df;
+
+	assert_int_equal(open_reserving(tmp_path("fx", path), 64 << 20, &plain, &df), 0);
+	assert_int_equal(plain.calls, 1);
+	/* the unit tables come on top */
+	assert_true(plain.bytes > 0 && plain.bytes < dwarf_file__bytes(df));
+	dwarf_file__close(df);
+
+	/*
+	 * compressed sections count at their size once decompressed: beyond
+	 * the sections, both count the same (the handle itself)
+	 */
+	assert_int_equal(open_reserving(tmp_path("fx_z", path), 64 << 20, &z, &df), 0);
+	assert_int_equal(z.calls, 1);
+	dwarf_file__close(df);
+	z_used = used_sections_size(path);
+	plain_used = used_sections_size(tmp_path("fx", path));
+	assert_true(z.bytes > z_used && plain.bytes > plain_used);
+	assert_int_equal(z.bytes - z_used, plain.bytes - plain_used);
+
+	assert_int_equal(open_reserving(tmp_path("fx", path), 64 << 20, &refused, &df), -ENOSPC);
+	assert_null(df);
+	assert_int_equal(refused.calls, 1);
+	/* too large: refused before the caller is asked */
+	assert_int_equal(open_reserving(tmp_path("fx", path), plain.bytes - 1, &small, &df),
+			 -EFBIG);
+	assert_int_equal(small.calls, 0);
 }
 
 struct section {
@@ -502,6 +601,35 @@ static bool build_hostile(const char *so, unsigned int depth)
 	return !run("gcc -shared -nostdlib -o '%s' '%s'", so, src);
 }
 
+/*
+ * Sections lookups do not use are not read: a compressed .debug_loclists
+ * that claims a terabyte once decompressed does not cost the lines (binutils
+ * refuses the file: the lines are the fixture's own).
+ */
+static void test_unused_sections(void **state)
+{
+	__u64 huge = 1ULL << 40, inner, plain;
+	char fx_z[PATH_MAX], bad[PATH_MAX];
+	struct section loc;
+	struct found found;
+	unsigned char *buf;
+	size_t len;
+
+	loc = section_of(tmp_path("fx_z", fx_z), ".debug_loclists");
+	assert_true(loc.size >= sizeof(Elf64_Chdr));
+	buf = read_file(fx_z, &len);
+	assert_int_equal(((Elf64_Chdr *)(buf + loc.offset))->ch_type, ELFCOMPRESS_ZLIB);
+	memcpy(buf + loc.offset + offsetof(Elf64_Chdr, ch_size), &huge, sizeof(huge));
+	write_file(tmp_path("fx_huge_loclists", bad), buf, len);
+	free(buf);
+	inner = nm_addr(bad, "lp_mark_inner");
+	plain = nm_addr(bad, "lp_mark_plain");
+	found = lookup_all(bad, inner, plain);
+	assert_int_equal(found.n, 3);
+	assert_string_equal(found.function, "inner");
+	assert_int_equal(found.line, src_line("inner"));
+}
+
 static void test_hostile_tree(void **state)
 {
 	struct sym_line l[SYM_MAX_LINES];
@@ -534,7 +662,9 @@ int main(void)
 		cmocka_unit_test(test_compressed_sections),
 		cmocka_unit_test(test_clang),
 		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_reserve),
 		cmocka_unit_test(test_corrupted_sections),
+		cmocka_unit_test(test_unused_sections),
 		cmocka_unit_test(test_hostile_tree),
 	};
 

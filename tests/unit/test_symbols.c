@@ -4,7 +4,8 @@
  * in the separate debug file), PLT stubs, the vDSO, libraries built here with
  * .gnu_debuglink and then deleted, exited processes, hostile files, the
  * kernel, and the cache limits; DWARF lines and inlined frames (from the file,
- * a debug file found by .gnu_debuglink or by build id, corrupted DWARF), JIT
+ * a debug file found by .gnu_debuglink or by build id, corrupted DWARF, DWARF
+ * closed to stay within the byte budget and opened again), JIT
  * code named by a perf map, and process identity. Expected values come from
  * independent sources: dladdr, nm, objdump, addr2line, /proc and
  * /proc/kallsyms.
@@ -929,6 +930,7 @@ static __u32 inline_line(const char *name)
 }
 
 enum inline_lib_kind {
+	INLINE_PLAIN,	  /* DWARF in the library */
 	INLINE_DEBUGLINK, /* stripped, debug file in .debug/ named by .gnu_debuglink */
 	INLINE_BUILD_ID,  /* stripped, debug file under tmpdir/root/usr/lib/debug/.build-id */
 	INLINE_CORRUPT,	  /* not stripped, .debug_info overwritten */
@@ -949,6 +951,8 @@ static bool build_inline_lib(const char *name, enum inline_lib_kind kind)
 		name))
 		return false;
 	switch (kind) {
+	case INLINE_PLAIN:
+		return true;
 	case INLINE_DEBUGLINK:
 		return !run("cd '%s' && mkdir -p .debug && objcopy --only-keep-debug %s.so "
 			    ".debug/%s.debug && strip --strip-all %s.so && "
@@ -986,18 +990,21 @@ static void *open_inline_lib(const char *name, __u64 *mark)
 	return h;
 }
 
-/* The chain at lp_lib_mark: lp_inl at @mark, inlined into lp_static_fn at @call. */
-static void check_inline_frame(const struct sym_frame *f, bool ret)
+/*
+ * The chain at lp_lib_mark: lp_inl at @mark, inlined into lp_static_fn at
+ * @call, in source file src.
+ */
+static void check_inline_frame(const struct sym_frame *f, const char *src, bool ret)
 {
 	assert_string_equal(f->function, "lp_static_fn");
 	assert_int_equal(f->line_count, 2);
 	assert_string_equal(f->lines[0].function, "lp_inl");
-	assert_string_equal(base_name(f->lines[0].file), "libinl.c");
+	assert_string_equal(base_name(f->lines[0].file), src);
 	assert_int_equal(f->lines[0].start_line, inline_line("decl_inl"));
 	if (!ret)
 		assert_int_equal(f->lines[0].line, inline_line("mark"));
 	assert_string_equal(f->lines[1].function, "lp_static_fn");
-	assert_string_equal(base_name(f->lines[1].file), "libinl.c");
+	assert_string_equal(base_name(f->lines[1].file), src);
 	assert_int_equal(f->lines[1].line, inline_line("call"));
 	assert_int_equal(f->lines[1].start_line, inline_line("decl_static"));
 }
@@ -1018,10 +1025,10 @@ static void test_debuglink_lines(void **state)
 	sym = symbolizer__new(NULL);
 	id = symbolizer__observe_pid(sym, getpid());
 	assert_int_equal(symbolizer__resolve_user(sym, id, mark, 0, &f), 0);
-	check_inline_frame(&f, false);
+	check_inline_frame(&f, "libinl.c", false);
 	/* the next instruction's return address is looked up at mark too */
 	assert_int_equal(symbolizer__resolve_user(sym, id, mark + 1, SYM_RETURN_ADDRESS, &f), 0);
-	check_inline_frame(&f, true);
+	check_inline_frame(&f, "libinl.c", true);
 	assert_int_equal(f.lines[0].line, inline_line("mark"));
 	symbolizer__free(sym);
 	dlclose(h);
@@ -1148,37 +1155,65 @@ static void test_clone_names(void **state)
 	dlclose(h);
 }
 
-/* DWARF handles stay within their number and within the byte budget. */
+/*
+ * DWARF handles stay within their number and within the byte budget; the
+ * lines they gave stay known when they are closed.
+ */
 static void test_dwarf_limits(void **state)
 {
 	struct symbolizer_opts opts = {.max_dwarf_files = 1};
-	void *getpid_addr = dlsym(RTLD_DEFAULT, "getpid");
+	const char *const libc_fns[] = {"getpid", "getppid", "getuid"};
+	const __u64 own[] = {(uintptr_t)lp_sym_target_a, (uintptr_t)lp_sym_target_b,
+			     (uintptr_t)lp_sym_target_b + 4};
 	struct symbolizer_stats st;
 	struct symbolizer *sym;
 	struct sym_frame f;
 	size_t libc_lines = 0;
+	__u32 id, own_line = 0, libc_line = 0;
+	__u64 opens;
 	int round;
-	__u32 id;
 
 	sym = symbolizer__new(&opts);
 	id = symbolizer__observe_pid(sym, getpid());
+	/* new addresses every round: DWARF closed for the other file opens again */
 	for (round = 0; round < 3; round++) {
-		assert_int_equal(
-			symbolizer__resolve_user(sym, id, (uintptr_t)lp_sym_target_a, 0, &f), 0);
+		assert_int_equal(symbolizer__resolve_user(sym, id, own[round], 0, &f), 0);
 		assert_int_equal(f.line_count, 1);
-		assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)getpid_addr, 0, &f),
-				 0);
+		if (!round)
+			own_line = f.lines[0].line;
+		assert_int_equal(
+			symbolizer__resolve_user(
+				sym, id, (uintptr_t)dlsym(RTLD_DEFAULT, libc_fns[round]), 0, &f),
+			0);
 		/* libc's DWARF is in its debug file, if installed */
 		libc_lines = f.line_count;
+		if (!round && libc_lines)
+			libc_line = f.lines[0].line;
 		symbolizer__stats(sym, &st);
 		assert_true(st.dwarf_files <= 1);
 	}
 	symbolizer__stats(sym, &st);
-	if (libc_lines)
+	if (libc_lines) {
 		assert_true(st.evictions >= 5);
+		assert_int_equal(st.dwarf_opens, 6);
+	}
+	/* known already: the same lines, DWARF not opened again */
+	opens = st.dwarf_opens;
+	assert_int_equal(symbolizer__resolve_user(sym, id, own[0], 0, &f), 0);
+	assert_int_equal(f.line_count, 1);
+	assert_int_equal(f.lines[0].line, own_line);
+	assert_int_equal(f.lines[0].start_line, target_a_line);
+	assert_string_equal(base_name(f.lines[0].file), "test_symbols.c");
+	assert_int_equal(symbolizer__resolve_user(
+				 sym, id, (uintptr_t)dlsym(RTLD_DEFAULT, libc_fns[0]), 0, &f),
+			 0);
+	if (libc_lines)
+		assert_int_equal(f.lines[0].line, libc_line);
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.dwarf_opens, opens);
 	symbolizer__free(sym);
 
-	/* too large for a quarter of the budget: refused, counted */
+	/* too large for half the budget: refused, counted */
 	opts = (struct symbolizer_opts){.max_symbol_bytes = 4096};
 	sym = symbolizer__new(&opts);
 	id = symbolizer__observe_pid(sym, getpid());
@@ -1188,6 +1223,100 @@ static void test_dwarf_limits(void **state)
 	assert_int_equal(st.dwarf_failures, 1);
 	assert_int_equal(st.dwarf_files, 0);
 	symbolizer__free(sym);
+}
+
+/* f at lp_lib_entry2: the function itself, at the line addr2line gives. */
+static void check_entry_frame(const struct sym_frame *f, const char *src)
+{
+	__u32 want[4];
+
+	assert_string_equal(f->function, "lp_lib_entry2");
+	assert_int_equal(f->line_count, 1);
+	assert_string_equal(f->lines[0].function, "lp_lib_entry2");
+	assert_string_equal(base_name(f->lines[0].file), src);
+	assert_int_equal(addr2line(f->module, f->module_offset, want, 4), 1);
+	assert_int_equal(f->lines[0].line, want[0]);
+}
+
+/* Resolves ip in snapshot id; the DWARF handles open, opened so far, within budget. */
+static void resolve_within(struct symbolizer *sym, __u32 id, __u64 ip, unsigned int flags,
+			   size_t budget, struct sym_frame *f, struct symbolizer_stats *st)
+{
+	assert_int_equal(symbolizer__resolve_user(sym, id, ip, flags, f), 0);
+	symbolizer__stats(sym, st);
+	assert_true(st->symbol_bytes <= budget);
+	assert_true(st->dwarf_files <= 1);
+}
+
+/*
+ * Under a byte budget that holds the DWARF of one library but not of two,
+ * opening one closes the other's. Lines found before come back without
+ * opening it again; a new address opens it again; all of them right.
+ */
+static void test_dwarf_budget(void **state)
+{
+	const char *const names[2] = {"libbud1", "libbud2"}, *const srcs[2] = {"libbud1.c",
+									       "libbud2.c"};
+	struct symbolizer_stats st;
+	struct symbolizer *sym;
+	struct sym_frame f;
+	__u64 mark[2], entry[2];
+	size_t one, budget;
+	void *h[2];
+	__u32 id;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (!build_inline_lib(names[i], INLINE_PLAIN))
+			skip();
+		h[i] = open_inline_lib(names[i], &mark[i]);
+		entry[i] = (uintptr_t)dlsym(h[i], "lp_lib_entry2");
+		assert_true(entry[i]);
+	}
+	/* what one library's DWARF takes, and everything else, without limits */
+	sym = symbolizer__new(NULL);
+	id = symbolizer__observe_pid(sym, getpid());
+	assert_int_equal(symbolizer__resolve_user(sym, id, mark[0], 0, &f), 0);
+	symbolizer__stats(sym, &st);
+	one = st.dwarf_bytes;
+	assert_int_equal(symbolizer__resolve_user(sym, id, mark[1], 0, &f), 0);
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.dwarf_files, 2);
+	assert_int_equal(st.dwarf_bytes, 2 * one);
+	symbolizer__free(sym);
+	budget = st.symbol_bytes - st.dwarf_bytes + one + one / 2;
+	assert_true(one <= budget / 2);
+
+	sym = symbolizer__new(&(struct symbolizer_opts){.max_symbol_bytes = budget});
+	id = symbolizer__observe_pid(sym, getpid());
+	resolve_within(sym, id, mark[0], 0, budget, &f, &st);
+	check_inline_frame(&f, srcs[0], false);
+	assert_int_equal(st.dwarf_opens, 1);
+	resolve_within(sym, id, mark[1], 0, budget, &f, &st);
+	check_inline_frame(&f, srcs[1], false);
+	assert_int_equal(st.dwarf_opens, 2);
+	assert_int_equal(st.dwarf_files, 1);
+	assert_int_equal(st.evictions, 1);
+	/* found before: DWARF stays closed */
+	resolve_within(sym, id, mark[0], 0, budget, &f, &st);
+	check_inline_frame(&f, srcs[0], false);
+	assert_int_equal(st.dwarf_opens, 2);
+	/* new: opened again, closing the other */
+	resolve_within(sym, id, entry[0], 0, budget, &f, &st);
+	check_entry_frame(&f, srcs[0]);
+	assert_int_equal(st.dwarf_opens, 3);
+	assert_int_equal(st.evictions, 2);
+	resolve_within(sym, id, mark[1] + 1, SYM_RETURN_ADDRESS, budget, &f, &st);
+	check_inline_frame(&f, srcs[1], true);
+	assert_int_equal(st.dwarf_opens, 3);
+	resolve_within(sym, id, entry[1], 0, budget, &f, &st);
+	check_entry_frame(&f, srcs[1]);
+	assert_int_equal(st.dwarf_opens, 4);
+	/* the symbols and lines of both stayed */
+	assert_int_equal(st.evictions, 3);
+	symbolizer__free(sym);
+	for (i = 0; i < 2; i++)
+		dlclose(h[i]);
 }
 
 /* A JIT's child: anonymous executable code and a perf map naming it. */
@@ -1572,6 +1701,7 @@ int main(void)
 		cmocka_unit_test(test_corrupt_dwarf),
 		cmocka_unit_test(test_clone_names),
 		cmocka_unit_test(test_dwarf_limits),
+		cmocka_unit_test(test_dwarf_budget),
 		cmocka_unit_test(test_jit_perf_map),
 		cmocka_unit_test(test_jit_map_format),
 		cmocka_unit_test(test_jit_refused_maps),
