@@ -345,57 +345,6 @@ int elf_file__find_symbol(const struct elf_file *ef, const char *name, GElf_Sym 
 	return 0;
 }
 
-int elf_file__for_each_rela(const struct elf_file *ef, elf_rela_fn fn, void *ctx)
-{
-	Elf_Scn *scn = NULL;
-	size_t i;
-
-	for (i = 1; i < ef->shnum && (scn = elf_getscn(ef->elf, i)); i++) {
-		Elf_Data *data, *symdata = NULL;
-		GElf_Shdr shdr, symshdr;
-		Elf_Scn *symscn;
-		size_t count, nsyms = 0, r;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA ||
-		    shdr.sh_size > ELF_MAX_RELA_BYTES)
-			continue;
-		/* sh_link names the symbol table; 0 is allowed when no entry uses one. */
-		if (shdr.sh_link && shdr.sh_link < ef->shnum) {
-			symscn = elf_getscn(ef->elf, shdr.sh_link);
-			if (symscn && gelf_getshdr(symscn, &symshdr) &&
-			    (symshdr.sh_type == SHT_DYNSYM || symshdr.sh_type == SHT_SYMTAB))
-				nsyms = symtab_data(ef, symscn, &symshdr, &symdata);
-		}
-		data = elf_getdata(scn, NULL);
-		if (!data || !data->d_buf || data->d_type != ELF_T_RELA)
-			continue;
-		count = data->d_size / sizeof(Elf64_Rela);
-		for (r = 0; r < count; r++) {
-			GElf_Rela rela;
-			GElf_Sym sym = {0};
-			const char *name = "";
-			size_t symi;
-			int ret;
-
-			if (!gelf_getrela(data, r, &rela))
-				break;
-			symi = GELF_R_SYM(rela.r_info);
-			if (symi) {
-				/* A symbol index out of range makes the entry unusable. */
-				if (symi >= nsyms || !gelf_getsym(symdata, symi, &sym))
-					continue;
-				name = elf_strptr(ef->elf, symshdr.sh_link, sym.st_name);
-				if (!name)
-					continue;
-			}
-			ret = fn(&rela, &sym, name, ctx);
-			if (ret)
-				return ret;
-		}
-	}
-	return 0;
-}
-
 static int pread_all(int fd, void *buf, size_t size, off_t off)
 {
 	size_t done = 0;
@@ -410,6 +359,86 @@ static int pread_all(int fd, void *buf, size_t size, off_t off)
 		if (n == 0)
 			return -EIO; /* the file shrank since it was opened */
 		done += n;
+	}
+	return 0;
+}
+
+/*
+ * Relocation entries read at once: a large library has megabytes of them
+ * (libLLVM: 9 MB, nearly all R_X86_64_RELATIVE), which elf_getdata would
+ * copy whole and keep until the file is closed.
+ */
+#define RELA_CHUNK 512
+
+/* Calls fn for the n entries in buf (little-endian: checked at open). */
+static int rela_chunk(const struct elf_file *ef, const unsigned char *buf, size_t n,
+		      Elf_Data *symdata, size_t nsyms, const GElf_Shdr *symshdr, elf_rela_fn fn,
+		      void *ctx)
+{
+	size_t r;
+
+	for (r = 0; r < n; r++) {
+		Elf64_Rela raw;
+		GElf_Rela rela;
+		GElf_Sym sym = {0};
+		const char *name = "";
+		size_t symi;
+		int ret;
+
+		memcpy(&raw, buf + r * sizeof(raw), sizeof(raw));
+		rela = (GElf_Rela){raw.r_offset, raw.r_info, raw.r_addend};
+		symi = GELF_R_SYM(rela.r_info);
+		if (symi) {
+			/* A symbol index out of range makes the entry unusable. */
+			if (symi >= nsyms || !gelf_getsym(symdata, symi, &sym))
+				continue;
+			name = elf_strptr(ef->elf, symshdr->sh_link, sym.st_name);
+			if (!name)
+				continue;
+		}
+		ret = fn(&rela, &sym, name, ctx);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int elf_file__for_each_rela(const struct elf_file *ef, elf_rela_fn fn, void *ctx)
+{
+	unsigned char buf[RELA_CHUNK * sizeof(Elf64_Rela)];
+	Elf_Scn *scn = NULL;
+	size_t i;
+
+	for (i = 1; i < ef->shnum && (scn = elf_getscn(ef->elf, i)); i++) {
+		Elf_Data *symdata = NULL;
+		GElf_Shdr shdr, symshdr;
+		Elf_Scn *symscn;
+		size_t nsyms = 0, off, n;
+		int ret;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA ||
+		    (shdr.sh_flags & SHF_COMPRESSED) || shdr.sh_size > ELF_MAX_RELA_BYTES ||
+		    shdr.sh_offset > ef->size || shdr.sh_size > ef->size - shdr.sh_offset)
+			continue;
+		/* sh_link names the symbol table; 0 is allowed when no entry uses one. */
+		if (shdr.sh_link && shdr.sh_link < ef->shnum) {
+			symscn = elf_getscn(ef->elf, shdr.sh_link);
+			if (symscn && gelf_getshdr(symscn, &symshdr) &&
+			    (symshdr.sh_type == SHT_DYNSYM || symshdr.sh_type == SHT_SYMTAB))
+				nsyms = symtab_data(ef, symscn, &symshdr, &symdata);
+		}
+		for (off = 0; shdr.sh_size - off >= sizeof(Elf64_Rela);
+		     off += n * sizeof(Elf64_Rela)) {
+			n = (shdr.sh_size - off) / sizeof(Elf64_Rela);
+			if (n > RELA_CHUNK)
+				n = RELA_CHUNK;
+			/* the file shrank since it was opened: the rest is unusable */
+			if (pread_all(ef->fd, buf, n * sizeof(Elf64_Rela), shdr.sh_offset + off))
+				break;
+			ret = rela_chunk(ef, buf, n, symdata, nsyms, &symshdr, fn, ctx);
+			if (ret)
+				return ret;
+		}
 	}
 	return 0;
 }

@@ -43,8 +43,6 @@
 #define DEFAULT_MAX_SYMBOL_BYTES (24u << 20)
 #define DEFAULT_MAX_OPEN_FILES	 256
 #define DEFAULT_MAX_DWARF_FILES	 32
-/* Dynamic relocations read at once for the PLT names (24 bytes each). */
-#define RELA_CHUNK 512
 /* Larger symbol tables are truncated (a browser binary has about 10^6 symbols). */
 #define MAX_SYMBOLS_PER_FILE (4u << 20)
 /* A symbol that does not contain an address may be nested in one that starts earlier. */
@@ -838,13 +836,9 @@ struct got_slots {
 	unsigned int machine;
 };
 
-/*
- * Adds the slot of rela (to symbol s, named name) if a PLT stub may jump
- * through it. Returns 0, 1 when the table is full, -ENOMEM.
- */
-static int got_collect(struct got_slots *g, const GElf_Rela *rela, const GElf_Sym *s,
-		       const char *name)
+static int got_collect(const GElf_Rela *rela, const GElf_Sym *s, const char *name, void *ctx)
 {
+	struct got_slots *g = ctx;
 	unsigned int type = GELF_R_TYPE(rela->r_info);
 	bool fn;
 
@@ -899,76 +893,6 @@ static __u32 le32(const unsigned char *p)
 	return p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24;
 }
 
-static __u64 le64(const unsigned char *p)
-{
-	return le32(p) | (__u64)le32(p + 4) << 32;
-}
-
-/*
- * Collects the GOT slots of the dynamic relocations (the allocated SHT_RELA
- * sections: the others, from --emit-relocs, hold no JUMP_SLOT or GLOB_DAT).
- * They are read from fd a chunk at a time, not with elf_getdata, which would
- * copy them whole: a large library has megabytes of them (libLLVM: 9 MB,
- * nearly all R_X86_64_RELATIVE). Returns as got_collect.
- */
-static int got_scan(struct got_slots *g, const struct elf_file *ef, int fd)
-{
-	unsigned char buf[RELA_CHUNK * sizeof(Elf64_Rela)];
-	Elf *elf = elf_file__elf(ef);
-	size_t file_size = elf_file__size(ef);
-	Elf_Scn *scn = NULL;
-	int err;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Scn *symscn;
-		GElf_Shdr sh, symsh;
-		Elf_Data *syms;
-		size_t nsyms, off;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
-		    !(sh.sh_flags & SHF_ALLOC) || sh.sh_offset > file_size ||
-		    sh.sh_size > file_size - sh.sh_offset)
-			continue;
-		/* .dynsym, read whole by collect_symbols already */
-		symscn = elf_getscn(elf, sh.sh_link);
-		if (!symscn || !gelf_getshdr(symscn, &symsh) || symsh.sh_type != SHT_DYNSYM)
-			continue;
-		syms = elf_getdata(symscn, NULL);
-		if (!syms || !syms->d_buf || syms->d_type != ELF_T_SYM)
-			continue;
-		nsyms = syms->d_size / sizeof(Elf64_Sym);
-		for (off = 0; sh.sh_size - off >= sizeof(Elf64_Rela);) {
-			size_t want =
-				sh.sh_size - off < sizeof(buf) ? sh.sh_size - off : sizeof(buf);
-			ssize_t got = pread(fd, buf, want - want % sizeof(Elf64_Rela),
-					    sh.sh_offset + off);
-			const unsigned char *p;
-
-			/* the file shrank: what was read is used */
-			if (got < (ssize_t)sizeof(Elf64_Rela))
-				break;
-			got -= got % sizeof(Elf64_Rela);
-			off += got;
-			for (p = buf; p < buf + got; p += sizeof(Elf64_Rela)) {
-				GElf_Rela rela = {.r_offset = le64(p), .r_info = le64(p + 8)};
-				size_t symi = GELF_R_SYM(rela.r_info);
-				const char *name;
-				GElf_Sym s;
-
-				if (!symi || symi >= nsyms || !gelf_getsym(syms, symi, &s))
-					continue;
-				name = elf_strptr(elf, symsh.sh_link, s.st_name);
-				if (!name)
-					continue;
-				err = got_collect(g, &rela, &s, name);
-				if (err)
-					return err;
-			}
-		}
-	}
-	return 0;
-}
-
 /*
  * The GOT slot a PLT entry at addr jumps through, decoded like objdump does:
  * x86-64 "[endbr64] [bnd] jmp *disp32(%rip)"; aarch64 "[bti c] adrp x16;
@@ -1008,8 +932,8 @@ static __u64 plt_got_slot(unsigned int machine, const unsigned char *p, size_t l
 	return 0;
 }
 
-/* "name@plt" entries for the PLT stubs, as perf and objdump name them; ef is open at fd. */
-static int collect_plt(struct sym_builder *b, const struct elf_file *ef, int fd)
+/* "name@plt" entries for the PLT stubs, as perf and objdump name them. */
+static int collect_plt(struct sym_builder *b, const struct elf_file *ef)
 {
 	struct got_slots g = {.machine = elf_file__machine(ef)};
 	Elf *elf = elf_file__elf(ef);
@@ -1021,7 +945,7 @@ static int collect_plt(struct sym_builder *b, const struct elf_file *ef, int fd)
 	    elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
 	/* A positive return means the table is full: use what was collected. */
-	err = got_scan(&g, ef, fd);
+	err = elf_file__for_each_rela(ef, got_collect, &g);
 	if (err > 0)
 		err = 0;
 	if (err || !g.n)
@@ -1290,7 +1214,7 @@ static int file_parse(const struct symbolizer *sym, struct sym_file *f, int fd, 
 	if (!err)
 		err = collect_all(&b, ef, &has_symtab);
 	if (!err)
-		err = collect_plt(&b, ef, fd);
+		err = collect_plt(&b, ef);
 	if (!err && !has_symtab) {
 		int dfd;
 		struct elf_file *dbg = debug_file_open(sym, f, pid, path, &dfd);
