@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "otlp.h"
 #include "output.h"
 #include "pb.h"
@@ -567,15 +568,12 @@ static void profile_id(const struct symprof *sp, __u32 pid, __u64 total, unsigne
 {
 	const struct sp_string *host = symprof__str(sp, sp->meta.host_name);
 	__u64 in[4] = {sp->meta.start_time_unix_ns, sp->meta.duration_ns, pid, total};
-	__u64 h[2] = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull};
-	const unsigned char *b = (const unsigned char *)in;
-	size_t i, k;
+	__u64 h[2] = {HASH_FNV1A_SEED, 0x84222325cbf29ce4ull};
+	size_t k;
 
 	for (k = 0; k < 2; k++) {
-		for (i = 0; i < sizeof(in); i++)
-			h[k] = (h[k] ^ b[i]) * 0x100000001b3ull;
-		for (i = 0; i < host->len; i++)
-			h[k] = (h[k] ^ host->bytes[i]) * 0x100000001b3ull;
+		h[k] = hash_fnv1a(h[k], in, sizeof(in));
+		h[k] = hash_fnv1a(h[k], host->bytes, host->len);
 		h[k] ^= h[k] >> 33;
 		h[k] *= 0xff51afd7ed558ccdull + 2 * k;
 		h[k] ^= h[k] >> 33;

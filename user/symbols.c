@@ -35,6 +35,7 @@
 
 #include "dwarf.h"
 #include "elf.h"
+#include "hash.h"
 #include "maps.h"
 #include "symbols.h"
 
@@ -499,16 +500,6 @@ static void lines_clear(struct symbolizer *sym, struct sym_file *f)
 	lines_recount(sym, f);
 }
 
-/* FNV-1a */
-static __u64 str_hash(const char *s, size_t len)
-{
-	__u64 h = 0xcbf29ce484222325ULL;
-
-	while (len--)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
-	return h;
-}
-
 /* The offset of a copy of s in f->strs, made if there is none (0 for NULL). */
 static int str_intern(struct sym_file *f, const char *s, __u32 *off)
 {
@@ -520,7 +511,7 @@ static int str_intern(struct sym_file *f, const char *s, __u32 *off)
 	if (!s)
 		return 0;
 	len = strlen(s);
-	h = str_hash(s, len);
+	h = hash_fnv1a(HASH_FNV1A_SEED, s, len);
 	v = htab_get(&f->str_index, h, len);
 	/* the same hash and length for another string: a copy of its own */
 	if (v && !memcmp(f->strs + (uintptr_t)v, s, len + 1)) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "symprof.h"
 
 struct id_index {
@@ -36,17 +37,7 @@ struct symprof_index {
 	size_t cap_processes;
 };
 
-static __u64 hash_bytes(__u64 h, const void *p, size_t n)
-{
-	const unsigned char *s = p;
-	size_t i;
-
-	/* FNV-1a, then mixed: entries are small and the tables modest */
-	for (i = 0; i < n; i++)
-		h = (h ^ s[i]) * 0x100000001b3ull;
-	return h;
-}
-
+/* FNV-1a, then mixed: entries are small and the tables modest */
 static __u64 hash_finish(__u64 h)
 {
 	h ^= h >> 33;
@@ -54,8 +45,6 @@ static __u64 hash_finish(__u64 h)
 	h ^= h >> 33;
 	return h;
 }
-
-#define HASH_SEED 0xcbf29ce484222325ull
 
 /* Grows *arr (element size sz) to hold at least n elements. */
 static int grow(struct symprof *sp, void **arr, size_t *cap, size_t n, size_t sz)
@@ -84,41 +73,41 @@ static int grow(struct symprof *sp, void **arr, size_t *cap, size_t n, size_t sz
 /* Hash and equality of an entry already in a table, or of a candidate. */
 static __u64 hash_string(const void *bytes, size_t len)
 {
-	return hash_finish(hash_bytes(HASH_SEED, bytes, len));
+	return hash_finish(hash_fnv1a(HASH_FNV1A_SEED, bytes, len));
 }
 
 static __u64 hash_ids(const __u32 *ids, size_t n)
 {
-	return hash_finish(hash_bytes(HASH_SEED ^ n, ids, n * sizeof(*ids)));
+	return hash_finish(hash_fnv1a(HASH_FNV1A_SEED ^ n, ids, n * sizeof(*ids)));
 }
 
 static __u64 hash_labels(const struct sp_label *l, size_t n)
 {
-	return hash_finish(hash_bytes(HASH_SEED ^ n, l, n * sizeof(*l)));
+	return hash_finish(hash_fnv1a(HASH_FNV1A_SEED ^ n, l, n * sizeof(*l)));
 }
 
 static __u64 hash_location(const struct sp_location *loc, const struct sp_line *lines, size_t n)
 {
-	__u64 h = HASH_SEED;
+	__u64 h = HASH_FNV1A_SEED;
 
-	h = hash_bytes(h, &loc->mapping, sizeof(loc->mapping));
-	h = hash_bytes(h, &loc->kernel, sizeof(loc->kernel));
-	h = hash_bytes(h, &loc->address, sizeof(loc->address));
-	h = hash_bytes(h, &loc->module_offset, sizeof(loc->module_offset));
-	h = hash_bytes(h, &loc->function_offset, sizeof(loc->function_offset));
-	return hash_finish(hash_bytes(h, lines, n * sizeof(*lines)));
+	h = hash_fnv1a(h, &loc->mapping, sizeof(loc->mapping));
+	h = hash_fnv1a(h, &loc->kernel, sizeof(loc->kernel));
+	h = hash_fnv1a(h, &loc->address, sizeof(loc->address));
+	h = hash_fnv1a(h, &loc->module_offset, sizeof(loc->module_offset));
+	h = hash_fnv1a(h, &loc->function_offset, sizeof(loc->function_offset));
+	return hash_finish(hash_fnv1a(h, lines, n * sizeof(*lines)));
 }
 
 static __u64 hash_mapping(const struct sp_mapping *m)
 {
-	__u64 h = HASH_SEED;
+	__u64 h = HASH_FNV1A_SEED;
 
-	h = hash_bytes(h, &m->start, sizeof(m->start));
-	h = hash_bytes(h, &m->limit, sizeof(m->limit));
-	h = hash_bytes(h, &m->file_offset, sizeof(m->file_offset));
-	h = hash_bytes(h, &m->file, sizeof(m->file));
-	h = hash_bytes(h, &m->build_id, sizeof(m->build_id));
-	return hash_finish(hash_bytes(h, &m->kernel, sizeof(m->kernel)));
+	h = hash_fnv1a(h, &m->start, sizeof(m->start));
+	h = hash_fnv1a(h, &m->limit, sizeof(m->limit));
+	h = hash_fnv1a(h, &m->file_offset, sizeof(m->file_offset));
+	h = hash_fnv1a(h, &m->file, sizeof(m->file));
+	h = hash_fnv1a(h, &m->build_id, sizeof(m->build_id));
+	return hash_finish(hash_fnv1a(h, &m->kernel, sizeof(m->kernel)));
 }
 
 static bool mapping_eq(const struct sp_mapping *a, const struct sp_mapping *b)
