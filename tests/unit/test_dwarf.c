@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "addr2line.h"
 #include "dwarf.h"
 
 /*
@@ -144,26 +145,6 @@ static __u64 nm_addr(const char *file, const char *name)
 	pclose(p);
 	assert_true(addr);
 	return addr;
-}
-
-/* The line numbers addr2line -i gives for addr, innermost first; returns their number. */
-static size_t addr2line(const char *file, __u64 addr, __u32 *lines, size_t max)
-{
-	char cmd[2 * PATH_MAX], line[PATH_MAX];
-	size_t n = 0;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "addr2line -i -e '%s' 0x%llx", file, (unsigned long long)addr);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while (fgets(line, sizeof(line), p)) {
-		char *colon = strrchr(line, ':');
-
-		if (colon && n < max)
-			lines[n++] = strtoul(colon + 1, NULL, 10);
-	}
-	pclose(p);
-	return n;
 }
 
 static struct dwarf_file *open_dwarf(const char *file, size_t max_bytes, int *err)

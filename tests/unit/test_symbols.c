@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "addr2line.h"
 #include "maps.h"
 #include "profile.h"
 #include "symbols.h"
@@ -828,26 +829,6 @@ static const char *base_name(const char *path)
 	const char *slash = path ? strrchr(path, '/') : NULL;
 
 	return slash ? slash + 1 : path;
-}
-
-/* The line numbers addr2line -i gives for ELF address vaddr of file, innermost first. */
-static size_t addr2line(const char *file, __u64 vaddr, __u32 *lines, size_t max)
-{
-	char cmd[2 * PATH_MAX], line[PATH_MAX];
-	size_t n = 0;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "addr2line -i -e '%s' 0x%llx", file, (unsigned long long)vaddr);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while (fgets(line, sizeof(line), p)) {
-		char *colon = strrchr(line, ':');
-
-		if (colon && n < max)
-			lines[n++] = strtoul(colon + 1, NULL, 10);
-	}
-	pclose(p);
-	return n;
 }
 
 /* This test program is built with -g: its own lines, as addr2line reads them. */
