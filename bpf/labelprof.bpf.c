@@ -766,8 +766,15 @@ static __always_inline void emit_proc_event(__u32 type, __u64 pid_tgid)
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
-SEC("tracepoint/sched/sched_process_exec")
-int on_exec(struct trace_event_raw_sched_process_exec *ctx)
+/*
+ * The lifecycle programs are BTF-typed (tp_btf, fexit), not classic
+ * tracepoints or kprobes: libbpf attaches those by ids read from tracefs (or
+ * through the kprobe PMU, which not every kernel has), while BTF programs
+ * need only /sys/kernel/btf/vmlinux, which labelprof needs anyway. tp_btf
+ * exists since 5.5, before the ring buffer (5.8).
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), one = 1, *seq;
 	__u32 tgid = pid_tgid >> 32;
@@ -817,10 +824,9 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_process_exit")
-int on_exit(void *ctx)
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *task)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;
 
@@ -840,14 +846,6 @@ int on_exit(void *ctx)
 	return 0;
 }
 
-/* Threads inside an mmap that may map a label library: 1, or 2 when its name says so. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __u8);
-} mmap_pending SEC(".maps");
-
 static __always_inline bool has_prefix(const char *s, const char *prefix, int n)
 {
 	int i;
@@ -861,7 +859,7 @@ static __always_inline bool has_prefix(const char *s, const char *prefix, int n)
 /* Whether file descriptor fd names a library the Custom Labels spec names. */
 static __always_inline bool is_label_library(int fd)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
 	struct file **fds, *file;
 	const unsigned char *name;
@@ -879,54 +877,47 @@ static __always_inline bool is_label_library(int fd)
 }
 
 /*
- * A process maps a file: maybe a label library, at startup or dlopen'd.
+ * A process mapped a file: maybe a label library, at startup or dlopen'd.
  * Every mapping of a library named as the spec says is reported (its data
  * segment, where the TLS descriptors live, comes after its code; and a
  * library loaded again may get other TLS); of other files, only code mapped
  * by processes without labels, rate-limited. The hint goes out when the
- * mapping exists (sys_exit_mmap).
+ * mapping exists: at the syscall's exit, where the saved registers still
+ * hold its arguments. The raw sys_exit tracepoint is the one mmap hook a
+ * BTF-only kernel offers everywhere (fentry needs ftrace, kprobes the
+ * kprobe PMU); the program runs on every syscall, so it returns on its
+ * first test for every other one. Optional (sampler.c): without it,
+ * dlopen'd label libraries are found through the unknown-pid hints, later.
  */
-SEC("tracepoint/syscalls/sys_enter_mmap")
-int on_mmap(struct trace_event_raw_sys_enter *ctx)
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_mmap, struct pt_regs *regs, long ret)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, tid = pid_tgid;
+	__u64 pid_tgid, now, *last;
+	__u32 tgid;
 	struct lp_recipe *r;
-	__u8 kind;
+	long fd, prot;
+	bool urgent;
 
-	if ((long)ctx->args[4] < 0 || !passes_filter(tgid, NULL))
+	if (arch_syscall_nr(regs) != ARCH_NR_MMAP || (ret < 0 && ret > -4096))
+		return 0;
+	fd = PT_REGS_PARM5_CORE_SYSCALL(regs);
+	pid_tgid = bpf_get_current_pid_tgid();
+	tgid = pid_tgid >> 32;
+	if (fd < 0 || !passes_filter(tgid, NULL))
 		return 0;
 	/* a label library mapped again (dlopen after dlclose) may get new TLS */
-	if (is_label_library(ctx->args[4])) {
-		kind = 2;
-	} else {
-		r = bpf_map_lookup_elem(&recipes, &tgid);
-		if (!(ctx->args[2] & PROT_EXEC) || (r && r->form != LP_FORM_NONE))
-			return 0;
-		kind = 1;
-	}
-	bpf_map_update_elem(&mmap_pending, &tid, &kind, BPF_ANY);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_mmap")
-int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), now, *last;
-	__u32 tgid = pid_tgid >> 32, tid = pid_tgid;
-	__u8 *kind = bpf_map_lookup_elem(&mmap_pending, &tid), urgent;
-
-	if (!kind)
-		return 0;
-	urgent = *kind == 2;
-	bpf_map_delete_elem(&mmap_pending, &tid);
-	if (ctx->ret < 0 && ctx->ret > -4096)
-		return 0;
-	/* other code mappings are rate-limited: a process maps many at startup */
+	urgent = is_label_library(fd);
 	now = bpf_ktime_get_ns();
-	last = bpf_map_lookup_elem(&mapped, &tgid);
-	if (!urgent && last && now - *last < map_hint_interval_ns)
-		return 0;
+	if (!urgent) {
+		prot = PT_REGS_PARM3_CORE_SYSCALL(regs);
+		r = bpf_map_lookup_elem(&recipes, &tgid);
+		if (!(prot & PROT_EXEC) || (r && r->form != LP_FORM_NONE))
+			return 0;
+		/* other code mappings are rate-limited: a process maps many at startup */
+		last = bpf_map_lookup_elem(&mapped, &tgid);
+		if (last && now - *last < map_hint_interval_ns)
+			return 0;
+	}
 	bpf_map_update_elem(&mapped, &tgid, &now, BPF_ANY);
 	emit_proc_event(LP_EVENT_EXEC_MAP, pid_tgid);
 	return 0;

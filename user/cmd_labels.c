@@ -274,7 +274,7 @@ int cmd_labels(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return 2;
-	if (sampler__check_reader(errbuf, sizeof(errbuf))) {
+	if (sampler__check_system(errbuf, sizeof(errbuf))) {
 		fprintf(stderr, "labelprof: %s\n", errbuf);
 		return 1;
 	}

@@ -26,7 +26,6 @@
 #define RINGBUF_MIN_BYTES     (1u << 20)
 #define RINGBUF_MAX_BYTES     (64u << 20)
 #define DEFAULT_MAX_PROCESSES 65536
-#define TRACEFS_EXEC_ID	      "/sys/kernel/tracing/events/sched/sched_process_exec/id"
 /* What sampler__read_threads accepts from its iterator: a record per thread. */
 #define READ_THREADS_MAX_BYTES (256u << 20)
 
@@ -34,6 +33,8 @@ struct sampler {
 	struct labelprof_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **links; /* one per CPU, NULL where the CPU is offline */
+	struct bpf_link *lifecycle[4]; /* exec, fork, exit, mmap (NULL: not attached) */
+	char warning[160];	       /* a feature this kernel lacks; "" when none */
 	int *perf_fds;
 	int ncpus; /* possible CPUs */
 	int nattached;
@@ -77,11 +78,8 @@ static bool has_cap(int cap)
 	return data[cap / 32].effective & (1u << (cap % 32));
 }
 
-/*
- * Names what is missing, in words a user can act on; NULL when all is there.
- * tracepoints: the sampler's lifecycle tracepoints will be attached.
- */
-static const char *missing_privileges(bool tracepoints)
+/* Names what is missing, in words a user can act on; NULL when all is there. */
+static const char *missing_privileges(void)
 {
 	if (geteuid() == 0)
 		return NULL;
@@ -91,15 +89,6 @@ static const char *missing_privileges(bool tracepoints)
 		return "CAP_PERFMON";
 	if (!has_cap(CAP_SYS_PTRACE))
 		return "CAP_SYS_PTRACE";
-	if (!tracepoints)
-		return NULL;
-	/*
-	 * libbpf attaches the classic tracepoints through their ids in tracefs,
-	 * which is root-only (mode 0700) unless mounted otherwise.
-	 */
-	if (!has_cap(CAP_DAC_READ_SEARCH) && !has_cap(CAP_DAC_OVERRIDE) &&
-	    faccessat(AT_FDCWD, TRACEFS_EXEC_ID, R_OK, AT_EACCESS) && errno == EACCES)
-		return "CAP_DAC_READ_SEARCH (to read tracepoint ids in /sys/kernel/tracing)";
 	return NULL;
 }
 
@@ -245,16 +234,17 @@ static int attach_perf_events(struct sampler *s, unsigned int freq_hz, char *err
 	return 0;
 }
 
-static int check_system(bool tracepoints, char *err, size_t err_len)
+int sampler__check_system(char *err, size_t err_len)
 {
-	const char *missing = missing_privileges(tracepoints);
+	const char *missing = missing_privileges();
 
 	if (missing) {
 		set_err(err, err_len,
 			"not enough privileges: %s is missing (run as root, or grant CAP_BPF, "
-			"CAP_PERFMON, CAP_SYS_PTRACE%s; a service also wants CAP_SYSLOG for "
-			"kernel symbols and CAP_CHECKPOINT_RESTORE for deleted files)",
-			missing, tracepoints ? " and CAP_DAC_READ_SEARCH" : "");
+			"CAP_PERFMON and CAP_SYS_PTRACE; a service also wants CAP_DAC_READ_SEARCH "
+			"for other users' files, CAP_SYSLOG for kernel symbols and "
+			"CAP_CHECKPOINT_RESTORE for deleted files)",
+			missing);
 		return -EPERM;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
@@ -267,14 +257,37 @@ static int check_system(bool tracepoints, char *err, size_t err_len)
 	return 0;
 }
 
-int sampler__check_system(char *err, size_t err_len)
+/*
+ * The process lifecycle programs, attached one by one: exec, fork and exit
+ * are needed; the mmap hook only makes dlopen'd label libraries known at
+ * once, and a kernel that cannot attach it gets a warning instead of a
+ * failure.
+ */
+static int attach_lifecycle(struct sampler *s, char *err, size_t err_len)
 {
-	return check_system(true, err, err_len);
-}
+	struct bpf_program *required[] = {s->skel->progs.on_exec, s->skel->progs.on_fork,
+					  s->skel->progs.on_exit};
+	size_t i;
 
-int sampler__check_reader(char *err, size_t err_len)
-{
-	return check_system(false, err, err_len);
+	for (i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+		s->lifecycle[i] = bpf_program__attach(required[i]);
+		if (!s->lifecycle[i]) {
+			set_err(err, err_len,
+				"cannot attach the BPF program %s (BTF tracepoint): %s (kernel "
+				"5.17+ with BTF is needed; run with -v for libbpf's messages)",
+				bpf_program__name(required[i]), strerror(errno));
+			return -errno;
+		}
+	}
+	if (bpf_program__autoload(s->skel->progs.on_mmap)) {
+		s->lifecycle[i] = bpf_program__attach(s->skel->progs.on_mmap);
+		if (s->lifecycle[i])
+			return 0;
+	}
+	snprintf(s->warning, sizeof(s->warning),
+		 "this kernel cannot trace mmap (tp_btf/sys_exit): label libraries "
+		 "loaded with dlopen are found up to a second later");
+	return 0;
 }
 
 struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn, void *ctx,
@@ -326,6 +339,8 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 		goto out_close;
 	/* the task iterator is for sampler__read_threads only */
 	bpf_program__set_autoload(s->skel->progs.read_threads, false);
+	if (libbpf_find_vmlinux_btf_id("sys_exit", BPF_TRACE_RAW_TP) < 0)
+		bpf_program__set_autoload(s->skel->progs.on_mmap, false);
 	e = labelprof_bpf__load(s->skel);
 	if (e) {
 		set_err(err, err_len,
@@ -350,11 +365,9 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 		set_err(err, err_len, "cannot set up the ring buffer: %s", strerror(errno));
 		goto out_close;
 	}
-	/* lifecycle tracepoints first, so no exec or exit is missed once sampling starts */
-	if (labelprof_bpf__attach(s->skel)) {
-		set_err(err, err_len, "cannot attach the sched tracepoints: %s", strerror(errno));
+	/* lifecycle programs first, so no exec or exit is missed once sampling starts */
+	if (attach_lifecycle(s, err, err_len))
 		goto out_close;
-	}
 	s->freq_hz = o->freq_hz;
 	return s;
 
@@ -390,9 +403,13 @@ void sampler__stop(struct sampler *s)
 
 void sampler__close(struct sampler *s)
 {
+	size_t i;
+
 	if (!s)
 		return;
 	sampler__stop(s);
+	for (i = 0; i < sizeof(s->lifecycle) / sizeof(s->lifecycle[0]); i++)
+		bpf_link__destroy(s->lifecycle[i]);
 	ring_buffer__free(s->rb);
 	labelprof_bpf__destroy(s->skel);
 	if (s->cgroup_fd >= 0)
@@ -497,6 +514,11 @@ int sampler__cpu_count(const struct sampler *s)
 	return s->nattached;
 }
 
+const char *sampler__warning(const struct sampler *s)
+{
+	return s->warning[0] ? s->warning : NULL;
+}
+
 /* Everything the iterator writes, until it ends; *buf is malloc'd. */
 static int read_all(int fd, char **buf, size_t *len)
 {
@@ -540,7 +562,7 @@ int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, s
 	size_t len = 0, off;
 	int ncpus, iter_fd = -1, ret;
 
-	ret = check_system(false, err, err_len);
+	ret = sampler__check_system(err, err_len);
 	if (ret)
 		return ret;
 	verbose_libbpf = verbose;

@@ -33,12 +33,10 @@ struct sampler;
 
 /* Privileges and kernel features: 0, or -errno with what is missing in err. */
 int sampler__check_system(char *err, size_t err_len);
-/* The same for sampler__read_threads, which attaches no tracepoint. */
-int sampler__check_reader(char *err, size_t err_len);
 
 /*
  * Checks privileges and kernel features, loads the BPF program and attaches
- * its process-lifecycle tracepoints. Sampling starts with sampler__start, so
+ * its process-lifecycle programs. Sampling starts with sampler__start, so
  * recipes for the processes already running can be installed in between. On
  * failure returns NULL with a message in err.
  */
@@ -75,5 +73,7 @@ int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, s
 int sampler__read_counters(struct sampler *s, struct lp_counters *out);
 /* Number of CPUs sampled. */
 int sampler__cpu_count(const struct sampler *s);
+/* What an optional feature this kernel lacks costs, in one line; NULL when nothing. */
+const char *sampler__warning(const struct sampler *s);
 
 #endif /* LABELPROF_SAMPLER_H */

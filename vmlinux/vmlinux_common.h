@@ -79,31 +79,7 @@ struct bpf_iter__task {
 	struct task_struct *task;
 };
 
-struct trace_entry {
-	unsigned short type;
-	unsigned char flags;
-	unsigned char preempt_count;
-	int pid;
-};
-
-struct trace_event_raw_sched_process_exec {
-	struct trace_entry ent;
-	u32 __data_loc_filename;
-	pid_t pid;
-	pid_t old_pid;
-};
-
-struct trace_event_raw_sys_enter {
-	struct trace_entry ent;
-	long id;
-	unsigned long args[6];
-};
-
-struct trace_event_raw_sys_exit {
-	struct trace_entry ent;
-	long id;
-	long ret;
-};
+struct linux_binprm;
 
 #pragma clang attribute pop
 
