@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "features.h"
 #include "fmt.h"
 #include "tls.h"
 
@@ -18,14 +19,20 @@ struct inspect_env {
 	const char *target;
 	pid_t pid; /* 0: target is a file */
 	bool json;
+	bool system;
+	bool verbose;
 };
 
 enum {
 	OPT_JSON = 0x100,
+	OPT_SYSTEM,
 };
 
 static const struct argp_option inspect_options[] = {
 	{"json", OPT_JSON, NULL, 0, "Write one JSON object instead of text", 0},
+	{"system", OPT_SYSTEM, NULL, 0,
+	 "Check the kernel features labelprof uses instead of a process or file", 0},
+	{"verbose", 'v', NULL, 0, "With --system: libbpf's own messages", 0},
 	{},
 };
 
@@ -38,7 +45,15 @@ static error_t parse_inspect_opt(int key, char *arg, struct argp_state *state)
 	case OPT_JSON:
 		env->json = true;
 		break;
+	case OPT_SYSTEM:
+		env->system = true;
+		break;
+	case 'v':
+		env->verbose = true;
+		break;
 	case ARGP_KEY_ARG:
+		if (env->system)
+			argp_error(state, "--system takes no PID or FILE");
 		if (state->arg_num)
 			argp_error(state, "one PID or FILE only");
 		env->target = arg;
@@ -50,8 +65,8 @@ static error_t parse_inspect_opt(int key, char *arg, struct argp_state *state)
 		}
 		break;
 	case ARGP_KEY_END:
-		if (!env->target)
-			argp_error(state, "a PID or FILE is required");
+		if (!env->target && !env->system)
+			argp_error(state, "a PID or FILE (or --system) is required");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -352,13 +367,55 @@ static int inspect_pid(const struct inspect_env *env)
 	return 0;
 }
 
+/* Exit status 1 when labelprof cannot sample here. */
+static int inspect_system(const struct inspect_env *env)
+{
+	static struct features f;
+	const struct feature *x;
+	unsigned int i;
+
+	features__probe(&f, env->verbose);
+	if (env->json) {
+		fputs("{\"kernel\":", stdout);
+		put_str_json(f.release);
+		fputs(",\"machine\":", stdout);
+		put_str_json(f.machine);
+		printf(",\"ready\":%s,\"features\":[", f.ready ? "true" : "false");
+		for (i = 0; i < f.count; i++) {
+			x = &f.list[i];
+			printf("%s{\"name\":\"%s\",\"state\":\"%s\",\"need\":\"%s\",\"title\":",
+			       i ? "," : "", x->name, features__state_name(x->state),
+			       features__need_name(x->need));
+			put_str_json(x->title);
+			fputs(",\"used_by\":", stdout);
+			put_str_json(x->used_by);
+			fputs(",\"detail\":", stdout);
+			put_str_json(x->detail[0] ? x->detail : NULL);
+			fputs("}", stdout);
+		}
+		fputs("]}\n", stdout);
+	} else {
+		printf("kernel %s (%s): %s\n", f.release, f.machine,
+		       f.ready ? "labelprof can sample here"
+			       : "labelprof cannot sample here (see the required lines marked no)");
+		for (i = 0; i < f.count; i++) {
+			x = &f.list[i];
+			printf("  %-9s %-8s  %s: %s\n", features__state_name(x->state),
+			       features__need_name(x->need), x->title, x->used_by);
+			if (x->detail[0])
+				fmt__text_line(stdout, "%22s%s", "", x->detail);
+		}
+	}
+	return f.ready ? 0 : 1;
+}
+
 int cmd_inspect(int argc, char **argv)
 {
 	static struct inspect_env env;
 	static const struct argp argp = {
 		.options = inspect_options,
 		.parser = parse_inspect_opt,
-		.args_doc = "PID|FILE",
+		.args_doc = "PID|FILE\n--system",
 		.doc = "Says which custom label form a process or an ELF file exposes, and where "
 		       "its threads keep their labels.\v"
 		       "A FILE (executable or shared library; a name of digits only is a PID, "
@@ -374,16 +431,23 @@ int cmd_inspect(int argc, char **argv)
 		       "the facts of that file, or why there is none: status ok, none (no "
 		       "labels published, or an unknown ABI version), pending (the library is "
 		       "not relocated yet) or error.\n\n"
+		       "--system: the kernel features labelprof uses, each checked for real "
+		       "(the last checks load and attach the sampler and run the label "
+		       "reader on labelprof itself): yes, no or unchecked (a check needs "
+		       "privileges or a feature found missing), and whether it is required, "
+		       "optional (what works less well without it) or unused (tracefs and "
+		       "debugfs: labelprof attaches every program through BTF).\n\n"
 		       "--json writes the same as one JSON object.\n\n"
 		       "Exit status: 0 when the process or file was inspected, whatever it "
 		       "publishes; 1 when it could not be (no such process or file, not "
-		       "permitted, not an ELF file); 2 on usage errors. A PID needs the right to "
+		       "permitted, not an ELF file), or, with --system, when a required "
+		       "feature is missing; 2 on usage errors. A PID needs the right to "
 		       "read /proc/PID/mem (root, or CAP_SYS_PTRACE).",
 	};
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return 2;
-	if (env.pid ? inspect_pid(&env) : inspect_file(&env))
+	if (env.system ? inspect_system(&env) : env.pid ? inspect_pid(&env) : inspect_file(&env))
 		return 1;
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "labelprof: cannot write the result: %s\n", strerror(errno));
