@@ -17,4 +17,8 @@ $(BENCH_DIR)/bench_replay: bench/bench_replay.c $(USER_LIB) | $(BENCH_DIR)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $(LDFLAGS) $< $(USER_LIB) $(USER_LIBS) \
 		-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc -o $@
 
-BENCH_BINS += $(BENCH_DIR)/bench_workload $(BENCH_DIR)/bench_replay
+$(BENCH_DIR)/bench_syscall: bench/bench_syscall.c | $(BENCH_DIR)
+	$(call msg,BENCH-CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -o $@
+
+BENCH_BINS += $(BENCH_DIR)/bench_workload $(BENCH_DIR)/bench_replay $(BENCH_DIR)/bench_syscall

@@ -55,28 +55,6 @@ static __always_inline __u64 arch_load_acquire(__u64 *p)
 #endif
 }
 
-/*
- * The syscall a task is leaving (tp_btf/sys_exit): its number, from the
- * registers saved at entry; its arguments come from libbpf's
- * PT_REGS_PARMn_CORE_SYSCALL. A 32-bit task's numbers differ: its
- * mmap2 is not seen, and another call numbered like mmap only causes a
- * harmless re-inspection.
- */
-#if defined(__TARGET_ARCH_x86)
-#define ARCH_NR_MMAP 9
-#else
-#define ARCH_NR_MMAP 222
-#endif
-
-static __always_inline long arch_syscall_nr(struct pt_regs *regs)
-{
-#if defined(__TARGET_ARCH_x86)
-	return BPF_CORE_READ(regs, orig_ax);
-#else
-	return BPF_CORE_READ(regs, syscallno);
-#endif
-}
-
 #if defined(__TARGET_ARCH_x86)
 /*
  * x86 walks the user stack in BPF (walk_user_stack) rather than with

@@ -24,7 +24,7 @@ const volatile __u32 stack_depth = LP_MAX_STACK_DEPTH;
 const volatile __u32 filter_mode = LP_FILTER_ALL;
 const volatile bool follow_children = false;
 const volatile __u64 hint_interval_ns = 1000000000ULL;
-const volatile __u64 map_hint_interval_ns = 50000000ULL;
+const volatile __u64 map_hint_interval_ns = 10000000ULL;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -73,7 +73,7 @@ struct {
 	__type(value, __u64);
 } hinted SEC(".maps");
 
-/* When a tgid without labels last reported a new executable mapping. */
+/* When a tgid last reported that its code mappings changed (LP_EVENT_EXEC_MAP). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
@@ -449,6 +449,12 @@ static __always_inline void read_label_set(struct task_struct *task, bool remote
 		c->unknown_pids++;
 		return;
 	}
+	/*
+	 * Code mapped or unmapped since userspace inspected the process: a
+	 * label library may have been loaded, or loaded again elsewhere.
+	 */
+	if (!remote && r->exec_vm && task->mm->exec_vm != r->exec_vm)
+		s->status |= LP_ST_MAPS_CHANGED;
 	if (r->form == LP_FORM_NONE) {
 		s->status |= LP_ST_NO_RECIPE;
 		return;
@@ -607,6 +613,31 @@ static __always_inline struct lp_sample *sample_init(struct lp_scratch *sc, __u3
 	return s;
 }
 
+/* A process event about sample s's process, unless one went out less than interval ago. */
+static __always_inline void hint(void *last_sent, __u64 interval, __u32 type,
+				 const struct lp_sample *s, struct lp_counters *c)
+{
+	__u64 now = s->ktime_ns, *last = bpf_map_lookup_elem(last_sent, &s->tgid);
+	struct lp_proc_event *e;
+
+	if (last && now - *last < interval)
+		return;
+	bpf_map_update_elem(last_sent, &s->tgid, &now, BPF_ANY);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		c->event_drops++;
+		return;
+	}
+	e->hdr.type = type;
+	e->hdr.size = sizeof(*e);
+	e->ktime_ns = now;
+	e->tgid = s->tgid;
+	e->tid = s->tid;
+	__builtin_memcpy(e->comm, s->comm, sizeof(e->comm));
+	/* wake userspace now: the sooner it inspects, the fewer samples miss labels */
+	bpf_ringbuf_submit(e, type == LP_EVENT_EXEC_MAP ? BPF_RB_FORCE_WAKEUP : 0);
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -682,28 +713,17 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (bpf_ringbuf_output(&events, sc->rec, off, BPF_RB_NO_WAKEUP))
 		c->ringbuf_drops++;
 
-	/* a tgid with no recipe: ask userspace to inspect it, at most once a second */
-	if ((s->status & LP_ST_NO_RECIPE) && !kthread) {
-		__u64 now = s->ktime_ns, *last = bpf_map_lookup_elem(&hinted, &tgid);
-
-		if (!last || now - *last >= hint_interval_ns) {
-			struct lp_proc_event *e;
-
-			bpf_map_update_elem(&hinted, &tgid, &now, BPF_ANY);
-			e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-			if (!e) {
-				c->event_drops++;
-				return 0;
-			}
-			e->hdr.type = LP_EVENT_UNKNOWN_PID;
-			e->hdr.size = sizeof(*e);
-			e->ktime_ns = now;
-			e->tgid = tgid;
-			e->tid = (__u32)pid_tgid;
-			__builtin_memcpy(e->comm, s->comm, sizeof(e->comm));
-			bpf_ringbuf_submit(e, 0);
-		}
-	}
+	/*
+	 * Ask userspace to inspect the process: a tgid with no recipe at most
+	 * once a second; one whose code mappings changed since its recipe was
+	 * made more often, since a label library may have just been loaded.
+	 */
+	if (kthread)
+		return 0;
+	if (s->status & LP_ST_MAPS_CHANGED)
+		hint(&mapped, map_hint_interval_ns, LP_EVENT_EXEC_MAP, s, c);
+	else if (s->status & LP_ST_NO_RECIPE)
+		hint(&hinted, hint_interval_ns, LP_EVENT_UNKNOWN_PID, s, c);
 	return 0;
 }
 
@@ -767,11 +787,13 @@ static __always_inline void emit_proc_event(__u32 type, __u64 pid_tgid)
 }
 
 /*
- * The lifecycle programs are BTF-typed (tp_btf, fexit), not classic
- * tracepoints or kprobes: libbpf attaches those by ids read from tracefs (or
- * through the kprobe PMU, which not every kernel has), while BTF programs
- * need only /sys/kernel/btf/vmlinux, which labelprof needs anyway. tp_btf
- * exists since 5.5, before the ring buffer (5.8).
+ * The lifecycle programs are BTF tracepoints, not classic tracepoints or
+ * kprobes: libbpf attaches those by ids read from tracefs (or through the
+ * kprobe PMU, which not every kernel has), fentry needs ftrace, while
+ * tp_btf needs only /sys/kernel/btf/vmlinux, which labelprof needs anyway,
+ * and exists since 5.5, before the ring buffer (5.8). New code mappings are
+ * noticed by the samples themselves (read_label_set): a hook on mmap would
+ * have to run on every syscall's exit.
  */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
@@ -789,6 +811,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (!bpf_map_delete_elem(&recipes, &tgid))
 		recipes_changed();
 	bpf_map_delete_elem(&hinted, &tgid);
+	bpf_map_delete_elem(&mapped, &tgid);
 
 	if (passes_filter(tgid, NULL))
 		emit_proc_event(LP_EVENT_EXEC, pid_tgid);
@@ -843,82 +866,5 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	if (filter_mode == LP_FILTER_PIDS && follow_children &&
 	    !bpf_map_delete_elem(&pid_filter, &tgid))
 		__sync_fetch_and_add(&pid_filter_gen, 1);
-	return 0;
-}
-
-static __always_inline bool has_prefix(const char *s, const char *prefix, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (s[i] != prefix[i])
-			return false;
-	return true;
-}
-
-/* Whether file descriptor fd names a library the Custom Labels spec names. */
-static __always_inline bool is_label_library(int fd)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-	struct file **fds, *file;
-	const unsigned char *name;
-	char buf[20] = {};
-
-	if (!fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
-		return false;
-	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
-		return false;
-	name = BPF_CORE_READ(file, f_path.dentry, d_name.name);
-	if (!name || bpf_probe_read_kernel_str(buf, sizeof(buf), name) < 0)
-		return false;
-	return has_prefix(buf, "libcustomlabels", 15) || has_prefix(buf, "customlabels.node", 17);
-}
-
-/*
- * A process mapped a file: maybe a label library, at startup or dlopen'd.
- * Every mapping of a library named as the spec says is reported (its data
- * segment, where the TLS descriptors live, comes after its code; and a
- * library loaded again may get other TLS); of other files, only code mapped
- * by processes without labels, rate-limited. The hint goes out when the
- * mapping exists: at the syscall's exit, where the saved registers still
- * hold its arguments. The raw sys_exit tracepoint is the one mmap hook a
- * BTF-only kernel offers everywhere (fentry needs ftrace, kprobes the
- * kprobe PMU); the program runs on every syscall, so it returns on its
- * first test for every other one. Optional (sampler.c): without it,
- * dlopen'd label libraries are found through the unknown-pid hints, later.
- */
-SEC("tp_btf/sys_exit")
-int BPF_PROG(on_mmap, struct pt_regs *regs, long ret)
-{
-	__u64 pid_tgid, now, *last;
-	__u32 tgid;
-	struct lp_recipe *r;
-	long fd, prot;
-	bool urgent;
-
-	if (arch_syscall_nr(regs) != ARCH_NR_MMAP || (ret < 0 && ret > -4096))
-		return 0;
-	fd = PT_REGS_PARM5_CORE_SYSCALL(regs);
-	pid_tgid = bpf_get_current_pid_tgid();
-	tgid = pid_tgid >> 32;
-	if (fd < 0 || !passes_filter(tgid, NULL))
-		return 0;
-	/* a label library mapped again (dlopen after dlclose) may get new TLS */
-	urgent = is_label_library(fd);
-	now = bpf_ktime_get_ns();
-	if (!urgent) {
-		prot = PT_REGS_PARM3_CORE_SYSCALL(regs);
-		r = bpf_map_lookup_elem(&recipes, &tgid);
-		if (!(prot & PROT_EXEC) || (r && r->form != LP_FORM_NONE))
-			return 0;
-		/* other code mappings are rate-limited: a process maps many at startup */
-		last = bpf_map_lookup_elem(&mapped, &tgid);
-		if (last && now - *last < map_hint_interval_ns)
-			return 0;
-	}
-	bpf_map_update_elem(&mapped, &tgid, &now, BPF_ANY);
-	emit_proc_event(LP_EVENT_EXEC_MAP, pid_tgid);
 	return 0;
 }

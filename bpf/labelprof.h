@@ -71,6 +71,12 @@ struct lp_recipe {
 	 * a recipe from before the latest exec is never applied.
 	 */
 	__u64 exec_seq;
+	/*
+	 * Pages of executable mappings (mm->exec_vm) before userspace inspected
+	 * the process; 0: unknown. Samples that see another count ask for a
+	 * new inspection (LP_ST_MAPS_CHANGED, LP_EVENT_EXEC_MAP).
+	 */
+	__u64 exec_vm;
 };
 
 /* Record types in the ring buffer; every record starts with struct lp_event_hdr. */
@@ -79,8 +85,7 @@ enum lp_event_type {
 	LP_EVENT_EXEC = 2,
 	LP_EVENT_EXIT = 3,
 	LP_EVENT_UNKNOWN_PID = 4, /* rate-limited hint: a sample came from a tgid with no recipe */
-	LP_EVENT_EXEC_MAP =
-		5, /* rate-limited hint: a process without labels mapped code (dlopen) */
+	LP_EVENT_EXEC_MAP = 5, /* rate-limited hint: a process mapped or unmapped code (dlopen) */
 };
 
 struct lp_event_hdr {
@@ -101,6 +106,7 @@ enum lp_sample_status {
 	LP_ST_LABELS_OFF = 1 << 8,  /* label reading disabled at load time */
 	LP_ST_TLS_PENDING = 1 << 9, /* the label library's TLS is not relocated yet */
 	LP_ST_EXITING = 1 << 10,    /* the thread is exiting: its TLS may belong to a new thread */
+	LP_ST_MAPS_CHANGED = 1 << 11, /* code was mapped or unmapped since the recipe was made */
 };
 
 /*
@@ -171,7 +177,7 @@ enum lp_filter_mode {
 };
 
 #ifndef __bpf__
-_Static_assert(sizeof(struct lp_recipe) == 56, "lp_recipe layout");
+_Static_assert(sizeof(struct lp_recipe) == 64, "lp_recipe layout");
 _Static_assert(sizeof(struct lp_event_hdr) == 8, "lp_event_hdr layout");
 _Static_assert(sizeof(struct lp_sample) == 64, "lp_sample layout");
 _Static_assert(__builtin_offsetof(struct lp_sample, comm) == 48, "lp_sample layout");

@@ -110,7 +110,7 @@ static int count_record(void *ctx, const void *data, size_t size)
 }
 
 /* The real sampler, loaded, attached and sampling this process for an instant. */
-static void set_sampler(struct feature *x, struct feature *mmap_hook, bool verbose)
+static void set_sampler(struct feature *x, bool verbose)
 {
 	pid_t self = getpid();
 	struct sampler_opts o = {
@@ -135,8 +135,6 @@ static void set_sampler(struct feature *x, struct feature *mmap_hook, bool verbo
 		set(x, false, "%s", err);
 	else
 		set(x, true, "%s", "");
-	if (sampler__warning(s))
-		set(mmap_hook, false, "%s", sampler__warning(s));
 	sampler__close(s);
 }
 
@@ -159,9 +157,7 @@ void features__probe(struct features *f, bool verbose)
 {
 	static const char *const lifecycle_tps[] = {"sched_process_exec", "sched_process_fork",
 						    "sched_process_exit", NULL};
-	static const char *const mmap_tps[] = {"sys_exit", NULL};
-	struct feature *btf, *priv, *ringbuf, *loop, *lifecycle, *mmap_hook, *clock, *sampler,
-		*iter;
+	struct feature *btf, *priv, *ringbuf, *loop, *lifecycle, *clock, *sampler, *iter;
 	struct utsname u;
 	char err[512];
 	unsigned int i;
@@ -182,8 +178,6 @@ void features__probe(struct features *f, bool verbose)
 	lifecycle = add(f, "lifecycle_tracepoints",
 			"BTF tracepoints sched_process_exec, _fork, _exit (5.5)",
 			"process lifecycle", FEATURE_REQUIRED);
-	mmap_hook = add(f, "mmap_tracepoint", "BTF tracepoint sys_exit (5.5)",
-			"label libraries loaded with dlopen, found at once", FEATURE_OPTIONAL);
 	clock = add(f, "cpu_clock", "cpu-clock perf events", "sampling", FEATURE_REQUIRED);
 	sampler = add(f, "sampler", "labelprof's BPF sampler loads, attaches and samples",
 		      "record, top, agent", FEATURE_REQUIRED);
@@ -199,7 +193,6 @@ void features__probe(struct features *f, bool verbose)
 	} else {
 		set(btf, true, "%s", "");
 		set_btf_ids(lifecycle, lifecycle_tps, BPF_TRACE_RAW_TP);
-		set_btf_ids(mmap_hook, mmap_tps, BPF_TRACE_RAW_TP);
 	}
 	if (btf->state == FEATURE_YES && sampler__check_system(err, sizeof(err))) {
 		set(priv, false, "%s", err);
@@ -212,7 +205,7 @@ void features__probe(struct features *f, bool verbose)
 	}
 	if (ringbuf->state == FEATURE_YES && loop->state == FEATURE_YES &&
 	    lifecycle->state == FEATURE_YES && clock->state == FEATURE_YES) {
-		set_sampler(sampler, mmap_hook, verbose);
+		set_sampler(sampler, verbose);
 		set_task_iter(iter, verbose);
 	}
 	f->ready = true;

@@ -58,12 +58,14 @@ void fmt__json_labels(FILE *f, const struct profile_label *labels, size_t n)
 static const char *const status_names[32] = {
 	[0] = "no_recipe",  [1] = "labels_read",     [2] = "read_fault",   [3] = "truncated",
 	[4] = "malformed",  [5] = "dtv_unallocated", [6] = "kstack_error", [7] = "ustack_error",
-	[8] = "labels_off", [9] = "tls_pending",     [10] = "exiting",	   [31] = "dropped",
+	[8] = "labels_off", [9] = "tls_pending",     [10] = "exiting",	   [11] = "maps_changed",
+	[31] = "dropped",
 };
 
 _Static_assert(LP_ST_NO_RECIPE == 1 << 0 && LP_ST_TRUNCATED == 1 << 3 &&
 		       LP_ST_DTV_UNALLOCATED == 1 << 5 && LP_ST_LABELS_OFF == 1 << 8 &&
 		       LP_ST_TLS_PENDING == 1 << 9 && LP_ST_EXITING == 1 << 10 &&
+		       LP_ST_MAPS_CHANGED == 1 << 11 &&
 		       PROFILE_ST_DROPPED == 1u << 31,
 	       "status_names follows the status bits");
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "procs.h"
 #include "sampler.h"
 #include "tls.h"
@@ -130,6 +131,32 @@ static void set_form(struct procs *p, struct proc_entry *e, __u8 form)
 }
 
 /*
+ * The pages of executable mappings of pid (mm->exec_vm, which BPF compares
+ * with the recipe's), from VmExe + VmLib of /proc/PID/status; 0 if unknown.
+ */
+static __u64 exec_vm_pages(pid_t pid)
+{
+	unsigned long long kb, sum = 0;
+	char path[64], line[128];
+	int seen = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (seen < 2 && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "VmExe: %llu kB", &kb) == 1 ||
+		    sscanf(line, "VmLib: %llu kB", &kb) == 1) {
+			sum += kb;
+			seen++;
+		}
+	}
+	fclose(f);
+	return seen == 2 ? sum * 1024 / sysconf(_SC_PAGESIZE) : 0;
+}
+
+/*
  * Inspects one process and installs its recipe. A process without labels
  * gets a LP_FORM_NONE recipe too, so BPF knows it was looked at and stops
  * asking. Follow-ups stay scheduled while a process might still load its
@@ -139,11 +166,15 @@ static void resolve(struct procs *p, struct proc_entry *e)
 {
 	struct lp_recipe recipe = {};
 	struct tls_diag diag = {};
-	__u64 seq;
+	__u64 seq, exec_vm;
 	int err;
 
-	/* read before inspecting: an exec in between makes this recipe stale in BPF */
+	/*
+	 * Read before inspecting: an exec in between makes this recipe stale in
+	 * BPF, and code mapped in between makes samples ask again.
+	 */
 	seq = sampler__exec_seq(p->sampler, e->pid);
+	exec_vm = exec_vm_pages(e->pid);
 	p->stats.resolves++;
 	err = tls__resolve_process(p->tls, e->pid, &recipe, &diag);
 	if (err == -ESRCH || err == -ENOENT) {
@@ -160,6 +191,7 @@ static void resolve(struct procs *p, struct proc_entry *e)
 	if (err)
 		memset(&recipe, 0, sizeof(recipe));
 	recipe.exec_seq = seq;
+	recipe.exec_vm = exec_vm;
 	if (sampler__set_recipe(p->sampler, e->pid, &recipe)) {
 		p->stats.errors++;
 		unschedule(p, e);
@@ -269,8 +301,8 @@ void procs__handle_event(struct procs *p, const struct lp_proc_event *ev)
 		break;
 	case LP_EVENT_EXEC_MAP:
 		/*
-		 * New code in a process without labels, or a label library mapped
-		 * (again): at startup, dlopen'd, or reloaded with other TLS.
+		 * Code mapped or unmapped since the process was inspected: maybe a
+		 * label library, at startup, dlopen'd, or reloaded with other TLS.
 		 */
 		resolve_pid(p, ev->tgid, true);
 		break;

@@ -33,8 +33,6 @@ struct sampler {
 	struct labelprof_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **links; /* one per CPU, NULL where the CPU is offline */
-	struct bpf_link *lifecycle[4]; /* exec, fork, exit, mmap (NULL: not attached) */
-	char warning[160];	       /* a feature this kernel lacks; "" when none */
 	int *perf_fds;
 	int ncpus; /* possible CPUs */
 	int nattached;
@@ -257,39 +255,6 @@ int sampler__check_system(char *err, size_t err_len)
 	return 0;
 }
 
-/*
- * The process lifecycle programs, attached one by one: exec, fork and exit
- * are needed; the mmap hook only makes dlopen'd label libraries known at
- * once, and a kernel that cannot attach it gets a warning instead of a
- * failure.
- */
-static int attach_lifecycle(struct sampler *s, char *err, size_t err_len)
-{
-	struct bpf_program *required[] = {s->skel->progs.on_exec, s->skel->progs.on_fork,
-					  s->skel->progs.on_exit};
-	size_t i;
-
-	for (i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
-		s->lifecycle[i] = bpf_program__attach(required[i]);
-		if (!s->lifecycle[i]) {
-			set_err(err, err_len,
-				"cannot attach the BPF program %s (BTF tracepoint): %s (kernel "
-				"5.17+ with BTF is needed; run with -v for libbpf's messages)",
-				bpf_program__name(required[i]), strerror(errno));
-			return -errno;
-		}
-	}
-	if (bpf_program__autoload(s->skel->progs.on_mmap)) {
-		s->lifecycle[i] = bpf_program__attach(s->skel->progs.on_mmap);
-		if (s->lifecycle[i])
-			return 0;
-	}
-	snprintf(s->warning, sizeof(s->warning),
-		 "this kernel cannot trace mmap (tp_btf/sys_exit): label libraries "
-		 "loaded with dlopen are found up to a second later");
-	return 0;
-}
-
 struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn, void *ctx,
 			      char *err, size_t err_len)
 {
@@ -339,8 +304,6 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 		goto out_close;
 	/* the task iterator is for sampler__read_threads only */
 	bpf_program__set_autoload(s->skel->progs.read_threads, false);
-	if (libbpf_find_vmlinux_btf_id("sys_exit", BPF_TRACE_RAW_TP) < 0)
-		bpf_program__set_autoload(s->skel->progs.on_mmap, false);
 	e = labelprof_bpf__load(s->skel);
 	if (e) {
 		set_err(err, err_len,
@@ -366,8 +329,13 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 		goto out_close;
 	}
 	/* lifecycle programs first, so no exec or exit is missed once sampling starts */
-	if (attach_lifecycle(s, err, err_len))
+	if (labelprof_bpf__attach(s->skel)) {
+		set_err(err, err_len,
+			"cannot attach the process lifecycle programs (BTF tracepoints "
+			"sched_process_exec, _fork, _exit): %s (run with -v for libbpf's messages)",
+			strerror(errno));
 		goto out_close;
+	}
 	s->freq_hz = o->freq_hz;
 	return s;
 
@@ -403,13 +371,9 @@ void sampler__stop(struct sampler *s)
 
 void sampler__close(struct sampler *s)
 {
-	size_t i;
-
 	if (!s)
 		return;
 	sampler__stop(s);
-	for (i = 0; i < sizeof(s->lifecycle) / sizeof(s->lifecycle[0]); i++)
-		bpf_link__destroy(s->lifecycle[i]);
 	ring_buffer__free(s->rb);
 	labelprof_bpf__destroy(s->skel);
 	if (s->cgroup_fd >= 0)
@@ -512,11 +476,6 @@ int sampler__read_counters(struct sampler *s, struct lp_counters *out)
 int sampler__cpu_count(const struct sampler *s)
 {
 	return s->nattached;
-}
-
-const char *sampler__warning(const struct sampler *s)
-{
-	return s->warning[0] ? s->warning : NULL;
 }
 
 /* Everything the iterator writes, until it ends; *buf is malloc'd. */

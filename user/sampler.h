@@ -73,7 +73,5 @@ int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, s
 int sampler__read_counters(struct sampler *s, struct lp_counters *out);
 /* Number of CPUs sampled. */
 int sampler__cpu_count(const struct sampler *s);
-/* What an optional feature this kernel lacks costs, in one line; NULL when nothing. */
-const char *sampler__warning(const struct sampler *s);
 
 #endif /* LABELPROF_SAMPLER_H */

@@ -74,8 +74,6 @@ struct session *session__open(const struct sampler_opts *opts, size_t profile_ma
 	s->sampler = sampler__open(opts, on_record, s, err, err_len);
 	if (!s->sampler)
 		goto out_close;
-	if (sampler__warning(s->sampler))
-		fprintf(stderr, "labelprof: warning: %s\n", sampler__warning(s->sampler));
 	s->procs = procs__new(s->sampler, opts->max_processes, opts->verbose);
 	if (!s->procs) {
 		snprintf(err, err_len, "out of memory");

@@ -19,7 +19,9 @@ struct signal_struct {
 	atomic_t live;
 };
 
-struct mm_struct;
+struct mm_struct {
+	unsigned long exec_vm; /* pages of executable mappings */
+};
 
 struct qstr {
 	union {
@@ -45,22 +47,12 @@ struct file {
 	struct path f_path;
 };
 
-struct fdtable {
-	unsigned int max_fds;
-	struct file **fd;
-};
-
-struct files_struct {
-	struct fdtable *fdt;
-};
-
 struct task_struct {
 	unsigned int flags;
 	struct mm_struct *mm;
 	pid_t pid;
 	pid_t tgid;
 	struct signal_struct *signal;
-	struct files_struct *files;
 	char comm[16];
 	struct thread_struct thread; /* defined per arch */
 };

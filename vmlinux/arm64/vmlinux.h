@@ -33,7 +33,6 @@ struct pt_regs {
 		};
 	};
 	__u64 orig_x0;
-	__s32 syscallno;
 };
 
 #pragma clang attribute pop
