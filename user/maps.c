@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,10 +217,30 @@ out_free:
 	return -ENOMEM;
 }
 
+void maps__read_root(int pid, char *buf, size_t size)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/root", pid);
+	n = readlink(link, buf, size);
+	/* "/", unreadable, or cut: nothing to take off */
+	if (n <= 1 || (size_t)n >= size)
+		n = 0;
+	buf[n] = '\0';
+}
+
+const char *maps__path_in_root(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	return n && !strncmp(path, root, n) && path[n] == '/' ? path + n : path;
+}
+
 int maps__read(int pid, unsigned int flags, struct maps **out)
 {
-	size_t len = 0, cap = 65536;
-	char path[64], *buf;
+	size_t len = 0, cap = 65536, i;
+	char path[64], root[PATH_MAX], *buf;
 	int fd, err;
 
 	*out = NULL;
@@ -263,6 +284,14 @@ int maps__read(int pid, unsigned int flags, struct maps **out)
 		len += n;
 	}
 	err = maps__parse(buf, len, flags, out);
+	if (!err) {
+		struct maps_entry *e = (*out)->entries;
+
+		maps__read_root(pid, root, sizeof(root));
+		for (i = 0; i < (*out)->count; i++)
+			if (e[i].kind == MAPS_FILE)
+				e[i].path = maps__path_in_root(e[i].path, root);
+	}
 out_free:
 	free(buf);
 out_close:

@@ -47,7 +47,8 @@ struct maps_entry {
 	 * As the kernel prints it: never NULL, "" when anonymous. The kernel
 	 * escapes a newline in a file name as "\012" and nothing else, so a path
 	 * may not name its file exactly; open mappings through map_files when
-	 * the path does not lead to the same dev and inode.
+	 * the path does not lead to the same dev and inode. maps__read makes
+	 * file paths the process's own (maps__path_in_root).
 	 */
 	const char *path;
 };
@@ -59,8 +60,23 @@ struct maps;
  * a new snapshot in *out, or -ENOMEM.
  */
 int maps__parse(const char *buf, size_t len, unsigned int flags, struct maps **out);
-/* Reads and parses /proc/PID/maps. Returns 0, or -errno (-ESRCH: no such process). */
+/*
+ * Reads and parses /proc/PID/maps, file paths as the process sees them.
+ * Returns 0, or -errno (-ESRCH: no such process).
+ */
 int maps__read(int pid, unsigned int flags, struct maps **out);
+
+/*
+ * The kernel names a process's files (in /proc/PID/maps, /proc/PID/exe) from
+ * our root, or from the root of their mount namespace when ours does not
+ * reach them. A process chrooted in that namespace sees them without the
+ * chroot directory. maps__read_root puts that directory into buf, named the
+ * same way: "" when the process's root is its namespace's root (containers
+ * entered with pivot_root) or cannot be read. maps__path_in_root gives path
+ * as the process sees it: without root when under it, else unchanged.
+ */
+void maps__read_root(int pid, char *buf, size_t size);
+const char *maps__path_in_root(const char *path, const char *root);
 void maps__free(struct maps *m);
 
 size_t maps__count(const struct maps *m);

@@ -1713,7 +1713,7 @@ static __u32 last_number(const char *p)
  */
 static void snapshot_read_identity(struct snapshot *s)
 {
-	char path[64], buf[PATH_MAX], *line = NULL;
+	char path[64], buf[PATH_MAX], root[PATH_MAX], *line = NULL;
 	size_t cap = 0, del = strlen(" (deleted)");
 	__u32 nspid = 0;
 	ssize_t len;
@@ -1743,7 +1743,8 @@ static void snapshot_read_identity(struct snapshot *s)
 		/* as in the maps, an unlinked file is still named by its path */
 		if ((size_t)len > del && !strcmp(buf + len - del, " (deleted)"))
 			buf[len - del] = '\0';
-		s->exe = strdup(buf);
+		maps__read_root(s->pid, root, sizeof(root));
+		s->exe = strdup(maps__path_in_root(buf, root));
 	}
 	snprintf(path, sizeof(path), "/proc/%u/comm", s->pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);

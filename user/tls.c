@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "elf.h"
+#include "maps.h"
 #include "tls.h"
 
 #define SYM_VERSION "custom_labels_abi_version"
@@ -655,7 +656,7 @@ static int proc__add_object(struct proc *p, size_t *cap, uint64_t start, uint64_
 static int proc__read_maps(struct proc *p)
 {
 	size_t ranges_cap = 0, objs_cap = 0, lines;
-	char line[PATH_MAX + 256], path_buf[64];
+	char line[PATH_MAX + 256], path_buf[64], root[PATH_MAX];
 	int ret = 0;
 	FILE *f;
 
@@ -663,6 +664,7 @@ static int proc__read_maps(struct proc *p)
 	f = fopen(path_buf, "re");
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
+	maps__read_root(p->pid, root, sizeof(root));
 	for (lines = 0; lines < MAPS_MAX_LINES && fgets(line, sizeof(line), f); lines++) {
 		unsigned int maj, min;
 		uint64_t start, end, pgoff, ino;
@@ -700,7 +702,7 @@ static int proc__read_maps(struct proc *p)
 			p->libc = libc_of_name(line + pos);
 		if (r->executable) {
 			ret = proc__add_object(p, &objs_cap, start, pgoff, makedev(maj, min), ino,
-					       line + pos);
+					       maps__path_in_root(line + pos, root));
 			if (ret == -E2BIG)
 				ret = 0; /* the rest of the objects are not looked at */
 			if (ret)
@@ -1090,7 +1092,8 @@ static int proc__version(struct proc *p, const struct proc_object *o, uint32_t *
  */
 static const struct proc_object *proc__main_program(const struct proc *p)
 {
-	char link[64], path[PATH_MAX];
+	char link[64], path[PATH_MAX], root[PATH_MAX];
+	const char *exe;
 	struct stat st;
 	bool have_st;
 	ssize_t n;
@@ -1100,11 +1103,14 @@ static const struct proc_object *proc__main_program(const struct proc *p)
 	have_st = !stat(link, &st);
 	n = readlink(link, path, sizeof(path) - 1);
 	path[n > 0 ? n : 0] = '\0';
+	/* named as the objects are */
+	maps__read_root(p->pid, root, sizeof(root));
+	exe = maps__path_in_root(path, root);
 	for (i = 0; i < p->nr_objs; i++) {
 		const struct proc_object *o = &p->objs[i];
 
 		if ((have_st && o->dev == st.st_dev && o->ino == st.st_ino) ||
-		    (path[0] && !strcmp(o->path, path))) {
+		    (exe[0] && !strcmp(o->path, exe))) {
 			if (o->info.is_exe)
 				return o;
 			break;

@@ -19,7 +19,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARNINGS) -fno-omit-frame-pointer -D_GNU_SOUR
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_HDRS := $(wildcard user/*.h) bpf/labelprof.h tests/fuzz/build.mk
 
-FUZZ_SRCS_fuzz_elf := user/elf.c user/tls.c
+FUZZ_SRCS_fuzz_elf := user/elf.c user/tls.c user/maps.c
 FUZZ_SRCS_fuzz_maps := user/maps.c
 # symbols.c only links: the profile is fuzzed without a symbolizer.
 FUZZ_SRCS_fuzz_profile := user/fmt.c user/profile.c user/output.c user/output_folded.c user/output_json.c \

@@ -224,6 +224,23 @@ static void test_read_missing(void **state)
 	maps__free(NULL);
 }
 
+static void test_path_in_root(void **state)
+{
+	char root[PATH_MAX] = "x";
+
+	/* the kernel names our own root "/" for us: nothing to take off */
+	maps__read_root(getpid(), root, sizeof(root));
+	assert_string_equal(root, "");
+	assert_string_equal(maps__path_in_root("/usr/bin/x", ""), "/usr/bin/x");
+	assert_string_equal(maps__path_in_root("/srv/jail/usr/bin/x", "/srv/jail"), "/usr/bin/x");
+	/* outside the root (mapped before a chroot), or a sibling with the same prefix */
+	assert_string_equal(maps__path_in_root("/usr/lib/libc.so.6", "/srv/jail"),
+			    "/usr/lib/libc.so.6");
+	assert_string_equal(maps__path_in_root("/srv/jailbreak/x", "/srv/jail"),
+			    "/srv/jailbreak/x");
+	assert_string_equal(maps__path_in_root("/srv/jail", "/srv/jail"), "/srv/jail");
+}
+
 /* Mutated real lines and random bytes: run under ASan, nothing may crash. */
 static void test_fuzz(void **state)
 {
@@ -263,11 +280,11 @@ static void test_fuzz(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fields),	    cmocka_unit_test(test_exec_only),
-		cmocka_unit_test(test_odd_paths),   cmocka_unit_test(test_malformed_lines),
-		cmocka_unit_test(test_nul_in_path), cmocka_unit_test(test_sort_and_find),
-		cmocka_unit_test(test_read_self),   cmocka_unit_test(test_read_missing),
-		cmocka_unit_test(test_fuzz),
+		cmocka_unit_test(test_fields),	     cmocka_unit_test(test_exec_only),
+		cmocka_unit_test(test_odd_paths),    cmocka_unit_test(test_malformed_lines),
+		cmocka_unit_test(test_nul_in_path),  cmocka_unit_test(test_sort_and_find),
+		cmocka_unit_test(test_read_self),    cmocka_unit_test(test_read_missing),
+		cmocka_unit_test(test_path_in_root), cmocka_unit_test(test_fuzz),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

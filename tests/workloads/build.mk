@@ -128,6 +128,13 @@ $(WL_DIR)/deepstack: $(WL_SRC)/deepstack.c $(WL_COMMON) | $(WL_DIR)
 
 WL_BINS += $(WL_DIR)/deepstack
 
+# container: runs a workload in its own mount and PID namespaces, from a private root.
+$(WL_DIR)/container: $(WL_SRC)/container.c | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(LDFLAGS) $< -o $@
+
+WL_BINS += $(WL_DIR)/container
+
 # Last: every workload above is in WL_BINS by now.
 .PHONY: workloads
 workloads: $(WL_BINS)
