@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,9 +18,12 @@
 #include "agent_retention.h"
 #include "agent_spool.h"
 #include "cli.h"
+#include "google/rpc/status.pb-c.h"
+#include "pb.h"
 
 #define LOG_EVERY_NS (60 * AGENT_NS_PER_S)
-#define REPLY_MAX    200 /* bytes of a refusal's body quoted in the log */
+#define REPLY_MAX    4096 /* bytes of a reply's body kept: an OTLP error's Status fits */
+#define REPLY_QUOTE  120  /* bytes of it quoted in the log */
 
 /* At most one line per LOG_EVERY_NS for a repeated event; callers count the others. */
 struct log_limit {
@@ -78,7 +82,12 @@ __u64 export_backoff_ns(unsigned int failures, __u64 initial_ns, __u64 max_ns, _
 
 bool export_status_retryable(long status)
 {
-	return status == 408 || status == 429 || status == 502 || status == 503 || status == 504;
+	/*
+	 * OTLP/HTTP retries these and no other 4xx or 5xx. Other statuses refuse
+	 * nothing: a redirect (not followed) waits, like an outage, for an
+	 * endpoint that takes the request.
+	 */
+	return status < 400 || status == 429 || status == 502 || status == 503 || status == 504;
 }
 
 static void update_gauges(struct exporter *e)
@@ -102,6 +111,18 @@ static void count_dropped(struct exporter *e, __u64 n, const char *why)
 		  (unsigned long long)l->suppressed, l->suppressed > 1 ? "s" : "", why,
 		  (unsigned long long)stats__get(&e->stats->spool_dropped));
 	l->suppressed = 0;
+}
+
+/* The time of ns (Unix nanoseconds) in UTC, as profile files are named: 20231114T221320.123Z. */
+static void utc_stamp(__u64 ns, char *buf, size_t len)
+{
+	time_t secs = ns / AGENT_NS_PER_S;
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&secs, &tm);
+	n = strftime(buf, len, "%Y%m%dT%H%M%S", &tm);
+	snprintf(buf + n, len - n, ".%03lluZ", (unsigned long long)(ns / 1000000 % 1000));
 }
 
 /* gzip (RFC 1952) of len bytes into a malloc'd buffer; NULL on failure. */
@@ -141,16 +162,12 @@ static void write_profile_file(struct exporter *e, __u64 start_ns, const char *s
 {
 	const char *dir = e->cfg->output_dir;
 	struct output_file of = {};
-	time_t secs = start_ns / AGENT_NS_PER_S;
 	char path[PATH_MAX], stamp[32];
-	struct tm tm;
 	int err;
 
-	gmtime_r(&secs, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s.%03lluZ%s", dir, e->file_prefix, stamp,
-			     (unsigned long long)(start_ns / 1000000 % 1000),
-			     suffix) >= sizeof(path)) {
+	utc_stamp(start_ns, stamp, sizeof(stamp));
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s%s", dir, e->file_prefix, stamp, suffix) >=
+	    sizeof(path)) {
 		agent_log(LOG_ERR, "cannot write a profile to %s: path too long", dir);
 		return;
 	}
@@ -212,6 +229,31 @@ enum post_result {
 	POST_REFUSED, /* will never succeed */
 };
 
+/*
+ * "HTTP 400: what the reply says": the message of an OTLP error body (a
+ * protobuf google.rpc.Status), or else the start of the body, escaped.
+ */
+static void describe_reply(struct exporter *e, long status, char *why, size_t why_len)
+{
+	unsigned char quote[4 * REPLY_QUOTE + 1];
+	Google__Rpc__Status *st = NULL;
+	const char *type = NULL, *text = e->reply;
+	size_t len = e->reply_len;
+
+	curl_easy_getinfo(e->curl, CURLINFO_CONTENT_TYPE, &type);
+	if (type && !strncasecmp(type, "application/x-protobuf", 22))
+		st = google__rpc__status__unpack(NULL, e->reply_len, (const uint8_t *)e->reply);
+	if (st) {
+		text = st->message;
+		len = strlen(text);
+	}
+	pb__escape(text, len < REPLY_QUOTE ? len : REPLY_QUOTE, quote);
+	snprintf(why, why_len, "HTTP %ld%s%s%s", status, len ? ": " : "", quote,
+		 len > REPLY_QUOTE ? "..." : "");
+	if (st)
+		google__rpc__status__free_unpacked(st, NULL);
+}
+
 /* One POST; what went wrong in why. *retry_after_ns: what the server asked for, or 0. */
 static enum post_result post(struct exporter *e, const void *data, size_t len, bool gzipped,
 			     __u64 timeout_ns, __u64 *retry_after_ns, char *why, size_t why_len)
@@ -261,7 +303,7 @@ static enum post_result post(struct exporter *e, const void *data, size_t len, b
 	curl_easy_getinfo(e->curl, CURLINFO_RETRY_AFTER, &retry_after);
 	if (retry_after > 0)
 		*retry_after_ns = (__u64)retry_after * AGENT_NS_PER_S;
-	snprintf(why, why_len, "HTTP %ld%s%s", status, e->reply_len ? ": " : "", e->reply);
+	describe_reply(e, status, why, why_len);
 	return export_status_retryable(status) ? POST_RETRY : POST_REFUSED;
 }
 
@@ -282,6 +324,32 @@ static void on_failure(struct exporter *e, const char *why, __u64 delay_ns)
 			  e->cfg->otlp_url, e->failures, (now - e->streak_start_ns) / 1e9, why,
 			  spool__count(e->spool), (unsigned long long)spool__bytes(e->spool));
 	}
+}
+
+/*
+ * The endpoint refused the request of the interval that started at time_ns
+ * with a status not to retry: it is dropped, in one line at most once a
+ * minute, which counts the others.
+ */
+static void on_refusal(struct exporter *e, __u64 time_ns, const char *why)
+{
+	struct log_limit *l = &e->refuse_log;
+	char stamp[32], more[64] = "";
+
+	stats__add(&e->stats->export_failure, 1);
+	stats__add(&e->stats->export_rejected, 1);
+	stats__add(&e->stats->spool_dropped, 1);
+	if (!log_limit__allow(l, agent_now_ns(CLOCK_MONOTONIC))) {
+		l->suppressed++;
+		return;
+	}
+	if (l->suppressed)
+		snprintf(more, sizeof(more), " (%llu more refused since the last message)",
+			 (unsigned long long)l->suppressed);
+	l->suppressed = 0;
+	utc_stamp(time_ns, stamp, sizeof(stamp));
+	agent_log(LOG_ERR, "%s refused the profile of %s: %s; dropped, not retried%s",
+		  e->cfg->otlp_url, stamp, why, more);
 }
 
 /*
@@ -321,17 +389,7 @@ static bool send_oldest(struct exporter *e, __u64 timeout_ns)
 	}
 	spool__pop(e->spool);
 	if (r == POST_REFUSED) {
-		stats__add(&e->stats->export_failure, 1);
-		if (log_limit__allow(&e->refuse_log, agent_now_ns(CLOCK_MONOTONIC))) {
-			agent_log(LOG_ERR,
-				  "%s refused a profile: %s (not retried; %llu more since "
-				  "the last message)",
-				  c->otlp_url, why, (unsigned long long)e->refuse_log.suppressed);
-			e->refuse_log.suppressed = 0;
-		} else {
-			e->refuse_log.suppressed++;
-		}
-		count_dropped(e, 1, "refused by the endpoint");
+		on_refusal(e, time_ns, why);
 	} else {
 		stats__add(&e->stats->export_success, 1);
 		if (e->failures)

@@ -90,6 +90,9 @@ size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 r
 	       "OTLP requests the endpoint accepted.", stats__get(&st->export_success));
 	metric(&r, "labelprof_export_failure_total", "counter",
 	       "OTLP requests that failed (each attempt).", stats__get(&st->export_failure));
+	metric(&r, "labelprof_export_rejected_total", "counter",
+	       "OTLP requests the endpoint refused with a status not to retry: dropped.",
+	       stats__get(&st->export_rejected));
 	metric(&r, "labelprof_spool_bytes", "gauge", "Bytes of OTLP requests waiting for delivery.",
 	       stats__get(&st->spool_bytes));
 	metric(&r, "labelprof_spool_intervals", "gauge", "OTLP requests waiting for delivery.",

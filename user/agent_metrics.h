@@ -20,6 +20,7 @@ struct agent_stats {
 	__u64 intervals;
 	__u64 export_success;
 	__u64 export_failure;
+	__u64 export_rejected;
 	__u64 spool_dropped;
 	__u64 processes_tracked; /* gauges */
 	__u64 spool_bytes;

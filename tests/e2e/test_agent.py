@@ -77,13 +77,16 @@ class Request:
 
 
 class Receiver:
-    """An OTLP/HTTP endpoint: answers `status` after `delay` seconds, records every request."""
+    """An OTLP/HTTP endpoint on 127.0.0.1 (port 0: any free one): answers `status`
+    after `delay` seconds, with `reply` (body, Content-Type) unless the status is
+    200, and records every request."""
 
-    def __init__(self):
+    def __init__(self, port=0):
         self.lock = threading.Lock()
         self.requests = []
         self.status = 200
         self.delay = 0.0
+        self.reply = (b"try later", "text/plain")
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -94,13 +97,17 @@ class Receiver:
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
                 with receiver.lock:
-                    status, delay = receiver.status, receiver.delay
+                    status, delay, (reply, content_type) = (receiver.status, receiver.delay,
+                                                            receiver.reply)
                 if delay:
                     time.sleep(delay)
                 assert self.path == "/v1development/profiles", self.path
-                reply = b"" if status == 200 else b"try later"
+                if status == 200:
+                    reply = b""
                 try:
                     self.send_response(status)
+                    if reply:
+                        self.send_header("Content-Type", content_type)
                     self.send_header("Content-Length", str(len(reply)))
                     self.end_headers()
                     self.wfile.write(reply)
@@ -114,7 +121,7 @@ class Receiver:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -133,8 +140,8 @@ class Receiver:
 
 
 @contextlib.contextmanager
-def receiver():
-    r = Receiver()
+def receiver(port=0):
+    r = Receiver(port)
     try:
         yield r
     finally:
