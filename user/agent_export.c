@@ -31,6 +31,12 @@ struct log_limit {
 	__u64 suppressed;
 };
 
+/* Consecutive failures of one kind of write (profile files, spool files). */
+struct write_streak {
+	unsigned int failures;
+	struct log_limit log;
+};
+
 struct exporter {
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -58,6 +64,7 @@ struct exporter {
 	unsigned int seed;
 	__u64 streak_start_ns;
 	struct log_limit fail_log, refuse_log, drop_log;
+	struct write_streak file_writes, spool_writes;
 };
 
 static bool log_limit__allow(struct log_limit *l, __u64 now)
@@ -113,6 +120,33 @@ static void count_dropped(struct exporter *e, __u64 n, const char *why)
 	l->suppressed = 0;
 }
 
+/*
+ * A write of what ("profiles to") into dir failed: counted, logged the first
+ * time, then in one line a minute, with the number of failures so far.
+ */
+static void write_failed(struct write_streak *w, __u64 *counter, const char *what, const char *dir,
+			 const char *why)
+{
+	__u64 now = agent_now_ns(CLOCK_MONOTONIC);
+
+	stats__add(counter, 1);
+	if (!w->failures++) {
+		w->log.last_ns = now;
+		agent_log(LOG_ERR, "cannot write %s %s: %s", what, dir, why);
+	} else if (log_limit__allow(&w->log, now)) {
+		agent_log(LOG_ERR, "still cannot write %s %s: %u failures, the last: %s", what, dir,
+			  w->failures, why);
+	}
+}
+
+static void write_succeeded(struct write_streak *w, const char *what, const char *dir)
+{
+	if (w->failures)
+		agent_log(LOG_NOTICE, "writing %s %s again after %u failures", what, dir,
+			  w->failures);
+	w->failures = 0;
+}
+
 /* The time of ns (Unix nanoseconds) in UTC, as profile files are named: 20231114T221320.123Z. */
 static void utc_stamp(__u64 ns, char *buf, size_t len)
 {
@@ -162,24 +196,31 @@ static void write_profile_file(struct exporter *e, __u64 start_ns, const char *s
 {
 	const char *dir = e->cfg->output_dir;
 	struct output_file of = {};
-	char path[PATH_MAX], stamp[32];
-	int err;
+	char path[PATH_MAX], why[256], stamp[32];
+	int err = 0;
 
 	utc_stamp(start_ns, stamp, sizeof(stamp));
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s%s", dir, e->file_prefix, stamp, suffix) >=
-	    sizeof(path)) {
-		agent_log(LOG_ERR, "cannot write a profile to %s: path too long", dir);
-		return;
+	    sizeof(path))
+		err = -ENAMETOOLONG;
+	if (!err)
+		err = output_file__open(&of, path);
+	errno = 0;
+	if (!err && fwrite(data, 1, len, of.f) != len) {
+		err = errno ? -errno : -EIO;
+		output_file__abort(&of);
 	}
-	err = output_file__open(&of, path);
-	if (!err && fwrite(data, 1, len, of.f) != len)
-		err = -EIO;
+	/* a failed commit removes the temporary file: no partial profile stays */
 	if (!err)
 		err = output_file__commit(&of);
-	else
-		output_file__abort(&of);
-	if (err)
-		agent_log(LOG_ERR, "cannot write %s: %s", path, strerror(-err));
+	if (err) {
+		snprintf(why, sizeof(why), "%s%s%s: %s", e->file_prefix, stamp, suffix,
+			 strerror(-err));
+		write_failed(&e->file_writes, &e->stats->file_write_failure, "profiles to", dir,
+			     why);
+	} else {
+		write_succeeded(&e->file_writes, "profiles to", dir);
+	}
 }
 
 static void write_files(struct exporter *e, const struct export_job *job)
@@ -404,12 +445,32 @@ static bool send_oldest(struct exporter *e, __u64 timeout_ns)
 	return true;
 }
 
+/* Puts a request into sp: what the spool drops or cannot write is counted and logged. */
+static void spool_add(struct exporter *e, struct spool *sp, __u64 time_ns, bool gz, void *data,
+		      size_t len)
+{
+	char why[128];
+	__u64 dropped = 0;
+	int write_err, err = spool__put(sp, time_ns, gz, data, len, &dropped, &write_err);
+
+	if (err) {
+		agent_log(LOG_ERR, "cannot spool a profile: %s", strerror(-err));
+		count_dropped(e, 1, "the spool failed");
+	}
+	if (write_err) {
+		snprintf(why, sizeof(why), "%s (held in memory until sent)", strerror(-write_err));
+		write_failed(&e->spool_writes, &e->stats->spool_write_failure,
+			     "requests to the spool", e->cfg->spool_dir, why);
+	} else if (!err && e->spool_writes.failures) {
+		write_succeeded(&e->spool_writes, "requests to the spool", e->cfg->spool_dir);
+	}
+	count_dropped(e, dropped, "the spool is full (max_spool_bytes)");
+}
+
 static void spool_request(struct exporter *e, struct export_job *job)
 {
 	void *body = job->otlp;
 	size_t len = job->otlp_len;
-	__u64 dropped = 0;
-	int err;
 
 	if (e->cfg->otlp_gzip) {
 		body = gzip(job->otlp, job->otlp_len, &len);
@@ -421,12 +482,7 @@ static void spool_request(struct exporter *e, struct export_job *job)
 	} else {
 		job->otlp = NULL; /* the spool owns it now */
 	}
-	err = spool__put(e->spool, job->start_ns, e->cfg->otlp_gzip, body, len, &dropped);
-	if (err) {
-		agent_log(LOG_ERR, "cannot spool a profile: %s", strerror(-err));
-		count_dropped(e, 1, "the spool failed");
-	}
-	count_dropped(e, dropped, "the spool is full (max_spool_bytes)");
+	spool_add(e, e->spool, job->start_ns, e->cfg->otlp_gzip, body, len);
 	update_gauges(e);
 }
 
@@ -454,9 +510,10 @@ static void apply(struct exporter *e, struct agent_config *cfg, struct spool *sp
 		e->next_attempt_ns = 0;
 	}
 	if (spool) {
+		/* the failures were the old directory's */
+		e->spool_writes.failures = 0;
 		while (!spool__peek(e->spool, &data, &len, &gz, &time_ns)) {
-			if (spool__put(spool, time_ns, gz, data, len, &dropped))
-				count_dropped(e, 1, "cannot move it to the new spool");
+			spool_add(e, spool, time_ns, gz, data, len);
 			spool__pop(e->spool);
 		}
 		spool__free(e->spool);
@@ -480,14 +537,29 @@ static bool can_send(const struct exporter *e)
 static void final_flush(struct exporter *e, __u64 stop_ns)
 {
 	__u64 deadline = stop_ns + e->cfg->otlp_timeout_ns, now;
+	char why[PATH_MAX + 32] = "";
+	size_t left, lost;
 
 	while (can_send(e) && (now = agent_now_ns(CLOCK_MONOTONIC)) < deadline)
 		if (!send_oldest(e, deadline - now))
 			break;
-	if (e->cfg->otlp_url && spool__count(e->spool))
-		agent_log(LOG_WARNING, "%zu intervals not delivered at exit%s",
-			  spool__count(e->spool),
-			  e->cfg->spool_dir ? ": kept in the spool for the next start" : ": lost");
+	left = spool__count(e->spool);
+	if (!left)
+		return;
+	/* the requests a full disk kept in memory: one last try */
+	lost = spool__save(e->spool);
+	if (e->cfg->spool_dir)
+		snprintf(why, sizeof(why), " (%s could not take them)", e->cfg->spool_dir);
+	if (!lost)
+		agent_log(LOG_WARNING, "%zu intervals not delivered at exit: %s", left,
+			  "kept in the spool for the next start");
+	else if (lost == left)
+		agent_log(LOG_WARNING, "%zu intervals not delivered at exit: lost%s", left, why);
+	else
+		agent_log(LOG_WARNING,
+			  "%zu intervals not delivered at exit: %zu kept in the spool for the next "
+			  "start, %zu lost%s",
+			  left, left - lost, lost, why);
 }
 
 static void *run(void *arg)

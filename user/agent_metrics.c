@@ -100,6 +100,12 @@ size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 r
 	metric(&r, "labelprof_spool_dropped_total", "counter",
 	       "Intervals never delivered: spool or queue full, or refused by the endpoint.",
 	       stats__get(&st->spool_dropped));
+	metric(&r, "labelprof_file_write_failure_total", "counter",
+	       "Profile files that could not be written to output_dir.",
+	       stats__get(&st->file_write_failure));
+	metric(&r, "labelprof_spool_write_failure_total", "counter",
+	       "OTLP requests that could not be written to spool_dir (held in memory instead).",
+	       stats__get(&st->spool_write_failure));
 	put(&r,
 	    "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
 	    "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %.2f\n",

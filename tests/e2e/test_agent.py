@@ -45,6 +45,15 @@ def decode_otlp(body):
     return proc.stdout.decode("utf-8", "replace")
 
 
+def decode_pprof(body):
+    """protoc's text form of a gzipped pprof profile."""
+    proc = subprocess.run(["protoc", "--decode=perftools.profiles.Profile", "-I", str(PROTO),
+                           "pprof/profile.proto"], input=gzip.decompress(body),
+                          capture_output=True, cwd=PROTO, timeout=30)
+    assert proc.returncode == 0, f"protoc cannot decode a profile: {proc.stderr.decode()}"
+    return proc.stdout.decode("utf-8", "replace")
+
+
 class Request:
     def __init__(self, status, headers, body):
         self.status = status
@@ -405,12 +414,7 @@ def test_agent_directory_max_age(tmp_path):
     assert sum(kinds != {"pb.gz", "otlp.pb"} for kinds in stamps.values()) <= 1, stamps
     # a gzipped pprof profile and an OTLP request, with the demo's labels
     newest = max(n for n in files if n.endswith(".pb.gz"))
-    raw = gzip.decompress((out / newest).read_bytes())
-    proc = subprocess.run(["protoc", "--decode=perftools.profiles.Profile", "-I", str(PROTO),
-                           "pprof/profile.proto"], input=raw, capture_output=True, cwd=PROTO,
-                          timeout=30)
-    assert proc.returncode == 0, proc.stderr
-    assert b'"tenant"' in proc.stdout
+    assert '"tenant"' in decode_pprof((out / newest).read_bytes())
     newest = max(n for n in files if n.endswith(".otlp.pb"))
     assert '"tenant"' in decode_otlp((out / newest).read_bytes())
 

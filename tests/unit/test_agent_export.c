@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The agent's sender: retry delays, which refusals are retried, the metrics
- * text, an interval that cannot be delivered staying in the spool, and what
- * a real endpoint on 127.0.0.1 (libmicrohttpd) answering an error does to
- * the spool, the counters and the log.
+ * text, an interval that cannot be delivered staying in the spool, what a
+ * real endpoint on 127.0.0.1 (libmicrohttpd) answering an error does to the
+ * spool, the counters and the log, and writes that fail (a file size limit:
+ * EFBIG from the kernel, as a full disk gives ENOSPC).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,9 +17,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,12 +83,20 @@ static void test_retryable(void **state)
 static void test_metrics_text(void **state)
 {
 	static const char *const names[] = {
-		"labelprof_samples_total",	   "labelprof_samples_with_labels_total",
-		"labelprof_ringbuf_drops_total",   "labelprof_label_read_faults_total",
-		"labelprof_processes_tracked",	   "labelprof_intervals_total",
-		"labelprof_export_success_total",  "labelprof_export_failure_total",
-		"labelprof_export_rejected_total", "labelprof_spool_bytes",
-		"labelprof_spool_dropped_total",   "process_cpu_seconds_total",
+		"labelprof_samples_total",
+		"labelprof_samples_with_labels_total",
+		"labelprof_ringbuf_drops_total",
+		"labelprof_label_read_faults_total",
+		"labelprof_processes_tracked",
+		"labelprof_intervals_total",
+		"labelprof_export_success_total",
+		"labelprof_export_failure_total",
+		"labelprof_export_rejected_total",
+		"labelprof_spool_bytes",
+		"labelprof_spool_dropped_total",
+		"labelprof_file_write_failure_total",
+		"labelprof_spool_write_failure_total",
+		"process_cpu_seconds_total",
 		"process_resident_memory_bytes",
 	};
 	struct agent_stats st = {
@@ -330,10 +341,15 @@ static size_t occurrences(const char *text, const char *what)
 	return n;
 }
 
-/* An exporter sending to url, without gzip (the endpoint sees the bodies as submitted). */
-static struct exporter *exporter_to(const char *url, const char *spool_dir, struct agent_stats *st)
+/*
+ * An exporter sending to url, without gzip (the endpoint sees the bodies as
+ * submitted), spooling in spool_dir, and writing both formats to output_dir
+ * unless it is NULL.
+ */
+static struct exporter *exporter_to(const char *url, const char *spool_dir, const char *output_dir,
+				    struct agent_stats *st)
 {
-	char text[512], err[256];
+	char text[1024], err[256];
 	struct agent_config *c;
 	struct exporter *e;
 	struct spool *sp;
@@ -341,8 +357,9 @@ static struct exporter *exporter_to(const char *url, const char *spool_dir, stru
 
 	snprintf(text, sizeof(text),
 		 "otlp_endpoint = %s\notlp_gzip = false\notlp_timeout = 5s\n"
-		 "otlp_retry_initial = 20ms\notlp_retry_max = 50ms\nspool_dir = %s\n",
-		 url, spool_dir);
+		 "otlp_retry_initial = 20ms\notlp_retry_max = 50ms\nspool_dir = %s\n%s%s%s",
+		 url, spool_dir, output_dir ? "formats = pprof,otlp\noutput_dir = " : "",
+		 output_dir ?: "", output_dir ? "\n" : "");
 	c = agent_config__parse_string(text, "test", err, sizeof(err));
 	assert_non_null(c);
 	sp = spool__open(c->spool_dir, c->max_spool_bytes, &dropped, err, sizeof(err));
@@ -353,16 +370,28 @@ static struct exporter *exporter_to(const char *url, const char *spool_dir, stru
 	return e;
 }
 
-/* Interval n (1, 2, ...): its request's body is "request n". */
-static void submit(struct exporter *e, int n)
+/* start, padded with dots to len bytes, in a malloc'd buffer. */
+static void *padded(const char *start, size_t len)
+{
+	char *p = malloc(len);
+
+	assert_non_null(p);
+	memset(p, '.', len);
+	memcpy(p, start, strlen(start));
+	return p;
+}
+
+/* Interval n (1, 2, ...): its request and its pprof profile are "request n", padded to len. */
+static void submit(struct exporter *e, int n, size_t len)
 {
 	struct export_job job = {.start_ns = 1700000000123456789ull + n * 60 * S};
-	char body[16];
+	char start[16];
 
-	snprintf(body, sizeof(body), "request %d", n);
-	job.otlp = strdup(body);
-	assert_non_null(job.otlp);
-	job.otlp_len = strlen(body);
+	snprintf(start, sizeof(start), "request %d", n);
+	len = len > strlen(start) ? len : strlen(start);
+	job.pprof = padded(start, len);
+	job.otlp = padded(start, len);
+	job.otlp_len = job.pprof_len = len;
 	exporter__submit(e, &job);
 }
 
@@ -384,10 +413,10 @@ static void refused(unsigned int status, const char *content_type, const void *r
 	assert_non_null(mkdtemp(dir));
 	endpoint__start(&ep);
 	capture__start(&cap);
-	e = exporter_to(ep.url, dir, &st);
-	submit(e, 1);
+	e = exporter_to(ep.url, dir, NULL, &st);
+	submit(e, 1, 0);
 	assert_true(wait_at_least(&st.export_rejected, 1));
-	submit(e, 2);
+	submit(e, 2, 0);
 	assert_true(wait_at_least(&st.export_rejected, 2));
 	exporter__stop(e);
 	log = capture__stop(&cap);
@@ -449,9 +478,9 @@ static void kept(unsigned int status)
 
 	assert_non_null(mkdtemp(dir));
 	endpoint__start(&ep);
-	e = exporter_to(ep.url, dir, &st);
-	submit(e, 1);
-	submit(e, 2);
+	e = exporter_to(ep.url, dir, NULL, &st);
+	submit(e, 1, 0);
+	submit(e, 2, 0);
 	assert_true(wait_at_least(&ep.requests, 3));
 	assert_int_equal(stats__get(&st.export_rejected), 0);
 	assert_int_equal(stats__get(&st.spool_dropped), 0);
@@ -483,6 +512,133 @@ static void test_retryable_kept(void **state)
 	kept(308);
 }
 
+/* Entries of path, hidden ones (temporary files) included. */
+static size_t entries_in(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	size_t n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* Files and spool requests larger than 4 KiB cannot be written from now on. */
+static void limit_file_size(bool on)
+{
+	struct rlimit rl = {on ? 4096 : RLIM_INFINITY, RLIM_INFINITY};
+
+	/* the agent never gets SIGXFSZ: nothing limits its file size */
+	signal(SIGXFSZ, on ? SIG_IGN : SIG_DFL);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &rl), 0);
+}
+
+static void test_write_failures(void **state)
+{
+	struct endpoint ep = {.status = 200, .content_type = "text/plain"};
+	char dir[] = "/tmp/test_agent_export.XXXXXX", out[64], spool[64], line[256], *log;
+	struct agent_stats st = {};
+	struct captured cap;
+	struct exporter *e;
+	int i;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(spool, sizeof(spool), "%s/spool", dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	endpoint__start(&ep);
+	capture__start(&cap);
+	e = exporter_to(ep.url, spool, out, &st);
+	limit_file_size(true);
+	submit(e, 1, 8192);
+	submit(e, 2, 8192);
+	/* the requests the spool could not write are sent from memory */
+	assert_true(wait_at_least(&st.export_success, 2));
+	assert_int_equal(stats__get(&st.file_write_failure), 4);
+	assert_int_equal(stats__get(&st.spool_write_failure), 2);
+	/* no partial file, no temporary one */
+	assert_int_equal(entries_in(out), 0);
+	assert_int_equal(entries_in(spool), 0);
+	limit_file_size(false);
+	submit(e, 3, 8192);
+	assert_true(wait_at_least(&st.export_success, 3));
+	exporter__stop(e);
+	log = capture__stop(&cap);
+	MHD_stop_daemon(ep.daemon);
+
+	assert_int_equal(ep.requests, 3);
+	for (i = 0; i < 3; i++) {
+		snprintf(line, sizeof(line), "request %d......", i + 1);
+		assert_string_equal(ep.bodies[i], line);
+	}
+	assert_int_equal(stats__get(&st.spool_dropped), 0);
+	assert_int_equal(stats__get(&st.file_write_failure), 4);
+	assert_int_equal(count_files(out, "-20231114T221620.123Z.pb.gz"), 1);
+	assert_int_equal(count_files(out, "-20231114T221620.123Z.otlp.pb"), 1);
+	assert_int_equal(entries_in(out), 2);
+	/* a line for the first failure, none for the next ones in the minute, one at the end */
+	snprintf(line, sizeof(line), "labelprof: cannot write profiles to %s: labelprof-", out);
+	assert_non_null(strstr(log, line));
+	assert_non_null(strstr(log, "-20231114T221420.123Z.pb.gz: File too large\n"));
+	assert_int_equal(occurrences(log, "cannot write profiles"), 1);
+	snprintf(line, sizeof(line),
+		 "labelprof: cannot write requests to the spool %s: File too large (held in "
+		 "memory until sent)\n",
+		 spool);
+	assert_non_null(strstr(log, line));
+	assert_int_equal(occurrences(log, "cannot write requests"), 1);
+	assert_int_equal(occurrences(log, "still cannot"), 0);
+	snprintf(line, sizeof(line), "writing profiles to %s again after 4 failures\n", out);
+	assert_non_null(strstr(log, line));
+	snprintf(line, sizeof(line), "writing requests to the spool %s again after 2 failures\n",
+		 spool);
+	assert_non_null(strstr(log, line));
+	free(log);
+	snprintf(line, sizeof(line), "rm -rf %s", dir);
+	assert_int_equal(system(line), 0);
+}
+
+/*
+ * The endpoint is down and the spool cannot write: at exit, a last try
+ * writes the held request, or the log says it is lost.
+ */
+static void held_at_exit(bool room_at_exit, const char *logged)
+{
+	char dir[] = "/tmp/test_agent_export.XXXXXX", line[256], *log;
+	struct agent_stats st = {};
+	struct captured cap;
+	struct exporter *e;
+
+	assert_non_null(mkdtemp(dir));
+	capture__start(&cap);
+	e = exporter_to("http://127.0.0.1:1", dir, NULL, &st);
+	limit_file_size(true);
+	submit(e, 1, 8192);
+	assert_true(wait_at_least(&st.export_failure, 1));
+	assert_int_equal(stats__get(&st.spool_write_failure), 1);
+	assert_int_equal(entries_in(dir), 0);
+	limit_file_size(!room_at_exit);
+	exporter__stop(e);
+	limit_file_size(false);
+	log = capture__stop(&cap);
+
+	assert_non_null(strstr(log, logged));
+	assert_int_equal(count_files(dir, "-01700000060123456789.otlp"), room_at_exit);
+	assert_int_equal(entries_in(dir), room_at_exit);
+	free(log);
+	snprintf(line, sizeof(line), "rm -rf %s", dir);
+	assert_int_equal(system(line), 0);
+}
+
+static void test_write_failure_at_exit(void **state)
+{
+	held_at_exit(true, "1 intervals not delivered at exit: kept in the spool for the next");
+	held_at_exit(false, "1 intervals not delivered at exit: lost (/tmp/test_agent_export.");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -494,6 +650,8 @@ int main(void)
 		cmocka_unit_test(test_undeliverable_stays_spooled),
 		cmocka_unit_test(test_refused_dropped),
 		cmocka_unit_test(test_retryable_kept),
+		cmocka_unit_test(test_write_failures),
+		cmocka_unit_test(test_write_failure_at_exit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
