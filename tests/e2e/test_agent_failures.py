@@ -196,3 +196,42 @@ def test_agent_spool_dir_full(tmp_path):
     assert first == [f"labelprof: cannot write requests to the spool {spool}: No space left on "
                      "device (held in memory until sent)"], a.stderr()
 
+
+def test_agent_restart_sends_spooled_intervals(tmp_path):
+    port = free_port()
+    spool = tmp_path / "spool"
+    config = (f"freq = 99\ninterval = 1s\notlp_endpoint = http://127.0.0.1:{port}\n"
+              f"spool_dir = {spool}\notlp_retry_initial = 100ms\notlp_retry_max = 500ms\n")
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    with demo() as wl:
+        # nothing listens on the port: every interval stays spooled
+        with agent(first, config, "-p", wl.pid) as a:
+            wait_for("three intervals spooled", lambda: len(spool_files(spool)) >= 3, 30)
+            assert a.stop() == 0, a.stderr()
+        names = spool_files(spool)
+        assert len(names) == a.intervals_at_exit(), (names, a.stderr())
+        assert f"{len(names)} intervals not delivered at exit: kept in the spool" in a.stderr()
+        times = [int(n[17:37]) for n in names]
+        assert times == sorted(times), names
+        spooled = [gzip.decompress((spool / n).read_bytes()) for n in names]
+
+        with receiver(port) as rcv, agent(second, config, "-p", wl.pid) as b:
+            assert f"{len(names)} intervals left by the previous run" in b.stderr()
+            wait_for("the spooled intervals and two new ones",
+                     lambda: len(rcv.accepted()) >= len(names) + 2, 30)
+            assert b.stop() == 0, b.stderr()
+        assert not spool_files(spool)
+
+    received = rcv.accepted()
+    assert len(rcv.requests) == len(received), "a request was refused"
+    # the spooled requests first, each once, in interval order, exactly as spooled
+    assert [r.body for r in received[:len(names)]] == spooled
+    # (a request names its interval's start, unless the interval had no sample)
+    assert all(r.time_ns in (t, None) for r, t in zip(received, times)), times
+    # then the second run's, after them, each once
+    new = received[len(names):]
+    assert len(new) == b.intervals_at_exit(), b.stderr()
+    check_order(new)
+    assert new[0].time_ns > times[-1]
