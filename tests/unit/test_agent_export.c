@@ -135,6 +135,20 @@ static void test_metrics_self(void **state)
 	assert_true(rss > 0);
 }
 
+/* Polls until *v is at least want, for at most 20 s (CPUs may be shared); whether it got there. */
+static bool wait_at_least(const __u64 *v, __u64 want)
+{
+	struct timespec tick = {0, 10 * MS};
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		if (__atomic_load_n(v, __ATOMIC_SEQ_CST) >= want)
+			return true;
+		nanosleep(&tick, NULL);
+	}
+	return false;
+}
+
 static size_t count_files(const char *path, const char *suffix)
 {
 	DIR *d = opendir(path);
@@ -184,7 +198,7 @@ static void test_undeliverable_stays_spooled(void **state)
 				  .otlp_len = 10};
 	exporter__submit(e, &job);
 	assert_null(job.pprof);
-	usleep(500000);
+	assert_true(wait_at_least(&st.export_failure, 2));
 	exporter__stop(e);
 	agent_config__put(c);
 
@@ -199,20 +213,6 @@ static void test_undeliverable_stays_spooled(void **state)
 	assert_int_equal(count_files(spool_dir, "-01700000000123456789.otlp.gz"), 1);
 	snprintf(text, sizeof(text), "rm -rf %s", dir);
 	assert_int_equal(system(text), 0);
-}
-
-/* Polls until *v is at least want, for at most 20 s (CPUs may be shared); whether it got there. */
-static bool wait_at_least(const __u64 *v, __u64 want)
-{
-	struct timespec tick = {0, 10 * MS};
-	int i;
-
-	for (i = 0; i < 2000; i++) {
-		if (__atomic_load_n(v, __ATOMIC_SEQ_CST) >= want)
-			return true;
-		nanosleep(&tick, NULL);
-	}
-	return false;
 }
 
 /*
