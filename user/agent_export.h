@@ -14,6 +14,10 @@
  * and any other 4xx or 5xx drops the request (counted, logged): the endpoint
  * will never take it. Other statuses (a redirect) are retried.
  *
+ * A file that cannot be written (a full disk) is counted and logged, and
+ * costs that file only; a request the spool directory cannot take waits in
+ * memory (agent_spool.h) and is sent all the same.
+ *
  * The queue between the loop and the thread holds EXPORT_QUEUE_MAX
  * intervals; past that the oldest waiting one is dropped (counted).
  */
