@@ -9,7 +9,7 @@ packages="make gcc clang libclang-rt-14-dev llvm bpftool libbpf-dev libelf-dev l
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 	linux-perf bpftrace clang-format
 	protobuf-c-compiler libprotobuf-c-dev protobuf-compiler golang-go chromium chromium-driver python3-selenium
-	libcurl4-openssl-dev libmicrohttpd-dev libsystemd-dev libinih-dev systemd tmux yamllint groff-base python3-yaml python3-kubernetes strace"
+	libcurl4-openssl-dev libmicrohttpd-dev libsystemd-dev libinih-dev systemd tmux yamllint groff-base python3-yaml python3-kubernetes strace mount"
 
 cross=
 if [ "${1:-}" = --cross ]; then

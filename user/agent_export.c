@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,14 +18,23 @@
 #include "agent_retention.h"
 #include "agent_spool.h"
 #include "cli.h"
+#include "google/rpc/status.pb-c.h"
+#include "pb.h"
 
 #define LOG_EVERY_NS (60 * AGENT_NS_PER_S)
-#define REPLY_MAX    200 /* bytes of a refusal's body quoted in the log */
+#define REPLY_MAX    4096 /* bytes of a reply's body kept: an OTLP error's Status fits */
+#define REPLY_QUOTE  120  /* bytes of it quoted in the log */
 
 /* At most one line per LOG_EVERY_NS for a repeated event; callers count the others. */
 struct log_limit {
 	__u64 last_ns;
 	__u64 suppressed;
+};
+
+/* Consecutive failures of one kind of write (profile files, spool files). */
+struct write_streak {
+	unsigned int failures;
+	struct log_limit log;
 };
 
 struct exporter {
@@ -54,6 +64,7 @@ struct exporter {
 	unsigned int seed;
 	__u64 streak_start_ns;
 	struct log_limit fail_log, refuse_log, drop_log;
+	struct write_streak file_writes, spool_writes;
 };
 
 static bool log_limit__allow(struct log_limit *l, __u64 now)
@@ -78,7 +89,12 @@ __u64 export_backoff_ns(unsigned int failures, __u64 initial_ns, __u64 max_ns, _
 
 bool export_status_retryable(long status)
 {
-	return status == 408 || status == 429 || status == 502 || status == 503 || status == 504;
+	/*
+	 * OTLP/HTTP retries these and no other 4xx or 5xx. Other statuses refuse
+	 * nothing: a redirect (not followed) waits, like an outage, for an
+	 * endpoint that takes the request.
+	 */
+	return status < 400 || status == 429 || status == 502 || status == 503 || status == 504;
 }
 
 static void update_gauges(struct exporter *e)
@@ -102,6 +118,45 @@ static void count_dropped(struct exporter *e, __u64 n, const char *why)
 		  (unsigned long long)l->suppressed, l->suppressed > 1 ? "s" : "", why,
 		  (unsigned long long)stats__get(&e->stats->spool_dropped));
 	l->suppressed = 0;
+}
+
+/*
+ * A write of what ("profiles to") into dir failed: counted, logged the first
+ * time, then in one line a minute, with the number of failures so far.
+ */
+static void write_failed(struct write_streak *w, __u64 *counter, const char *what, const char *dir,
+			 const char *why)
+{
+	__u64 now = agent_now_ns(CLOCK_MONOTONIC);
+
+	stats__add(counter, 1);
+	if (!w->failures++) {
+		w->log.last_ns = now;
+		agent_log(LOG_ERR, "cannot write %s %s: %s", what, dir, why);
+	} else if (log_limit__allow(&w->log, now)) {
+		agent_log(LOG_ERR, "still cannot write %s %s: %u failures, the last: %s", what, dir,
+			  w->failures, why);
+	}
+}
+
+static void write_succeeded(struct write_streak *w, const char *what, const char *dir)
+{
+	if (w->failures)
+		agent_log(LOG_NOTICE, "writing %s %s again after %u failures", what, dir,
+			  w->failures);
+	w->failures = 0;
+}
+
+/* The time of ns (Unix nanoseconds) in UTC, as profile files are named: 20231114T221320.123Z. */
+static void utc_stamp(__u64 ns, char *buf, size_t len)
+{
+	time_t secs = ns / AGENT_NS_PER_S;
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&secs, &tm);
+	n = strftime(buf, len, "%Y%m%dT%H%M%S", &tm);
+	snprintf(buf + n, len - n, ".%03lluZ", (unsigned long long)(ns / 1000000 % 1000));
 }
 
 /* gzip (RFC 1952) of len bytes into a malloc'd buffer; NULL on failure. */
@@ -141,28 +196,31 @@ static void write_profile_file(struct exporter *e, __u64 start_ns, const char *s
 {
 	const char *dir = e->cfg->output_dir;
 	struct output_file of = {};
-	time_t secs = start_ns / AGENT_NS_PER_S;
-	char path[PATH_MAX], stamp[32];
-	struct tm tm;
-	int err;
+	char path[PATH_MAX], why[256], stamp[32];
+	int err = 0;
 
-	gmtime_r(&secs, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s.%03lluZ%s", dir, e->file_prefix, stamp,
-			     (unsigned long long)(start_ns / 1000000 % 1000),
-			     suffix) >= sizeof(path)) {
-		agent_log(LOG_ERR, "cannot write a profile to %s: path too long", dir);
-		return;
+	utc_stamp(start_ns, stamp, sizeof(stamp));
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s%s", dir, e->file_prefix, stamp, suffix) >=
+	    sizeof(path))
+		err = -ENAMETOOLONG;
+	if (!err)
+		err = output_file__open(&of, path);
+	errno = 0;
+	if (!err && fwrite(data, 1, len, of.f) != len) {
+		err = errno ? -errno : -EIO;
+		output_file__abort(&of);
 	}
-	err = output_file__open(&of, path);
-	if (!err && fwrite(data, 1, len, of.f) != len)
-		err = -EIO;
+	/* a failed commit removes the temporary file: no partial profile stays */
 	if (!err)
 		err = output_file__commit(&of);
-	else
-		output_file__abort(&of);
-	if (err)
-		agent_log(LOG_ERR, "cannot write %s: %s", path, strerror(-err));
+	if (err) {
+		snprintf(why, sizeof(why), "%s%s%s: %s", e->file_prefix, stamp, suffix,
+			 strerror(-err));
+		write_failed(&e->file_writes, &e->stats->file_write_failure, "profiles to", dir,
+			     why);
+	} else {
+		write_succeeded(&e->file_writes, "profiles to", dir);
+	}
 }
 
 static void write_files(struct exporter *e, const struct export_job *job)
@@ -211,6 +269,31 @@ enum post_result {
 	POST_RETRY,   /* may succeed later */
 	POST_REFUSED, /* will never succeed */
 };
+
+/*
+ * "HTTP 400: what the reply says": the message of an OTLP error body (a
+ * protobuf google.rpc.Status), or else the start of the body, escaped.
+ */
+static void describe_reply(struct exporter *e, long status, char *why, size_t why_len)
+{
+	unsigned char quote[4 * REPLY_QUOTE + 1];
+	Google__Rpc__Status *st = NULL;
+	const char *type = NULL, *text = e->reply;
+	size_t len = e->reply_len;
+
+	curl_easy_getinfo(e->curl, CURLINFO_CONTENT_TYPE, &type);
+	if (type && !strncasecmp(type, "application/x-protobuf", 22))
+		st = google__rpc__status__unpack(NULL, e->reply_len, (const uint8_t *)e->reply);
+	if (st) {
+		text = st->message;
+		len = strlen(text);
+	}
+	pb__escape(text, len < REPLY_QUOTE ? len : REPLY_QUOTE, quote);
+	snprintf(why, why_len, "HTTP %ld%s%s%s", status, len ? ": " : "", quote,
+		 len > REPLY_QUOTE ? "..." : "");
+	if (st)
+		google__rpc__status__free_unpacked(st, NULL);
+}
 
 /* One POST; what went wrong in why. *retry_after_ns: what the server asked for, or 0. */
 static enum post_result post(struct exporter *e, const void *data, size_t len, bool gzipped,
@@ -261,7 +344,7 @@ static enum post_result post(struct exporter *e, const void *data, size_t len, b
 	curl_easy_getinfo(e->curl, CURLINFO_RETRY_AFTER, &retry_after);
 	if (retry_after > 0)
 		*retry_after_ns = (__u64)retry_after * AGENT_NS_PER_S;
-	snprintf(why, why_len, "HTTP %ld%s%s", status, e->reply_len ? ": " : "", e->reply);
+	describe_reply(e, status, why, why_len);
 	return export_status_retryable(status) ? POST_RETRY : POST_REFUSED;
 }
 
@@ -282,6 +365,32 @@ static void on_failure(struct exporter *e, const char *why, __u64 delay_ns)
 			  e->cfg->otlp_url, e->failures, (now - e->streak_start_ns) / 1e9, why,
 			  spool__count(e->spool), (unsigned long long)spool__bytes(e->spool));
 	}
+}
+
+/*
+ * The endpoint refused the request of the interval that started at time_ns
+ * with a status not to retry: it is dropped, in one line at most once a
+ * minute, which counts the others.
+ */
+static void on_refusal(struct exporter *e, __u64 time_ns, const char *why)
+{
+	struct log_limit *l = &e->refuse_log;
+	char stamp[32], more[64] = "";
+
+	stats__add(&e->stats->export_failure, 1);
+	stats__add(&e->stats->export_rejected, 1);
+	stats__add(&e->stats->spool_dropped, 1);
+	if (!log_limit__allow(l, agent_now_ns(CLOCK_MONOTONIC))) {
+		l->suppressed++;
+		return;
+	}
+	if (l->suppressed)
+		snprintf(more, sizeof(more), " (%llu more refused since the last message)",
+			 (unsigned long long)l->suppressed);
+	l->suppressed = 0;
+	utc_stamp(time_ns, stamp, sizeof(stamp));
+	agent_log(LOG_ERR, "%s refused the profile of %s: %s; dropped, not retried%s",
+		  e->cfg->otlp_url, stamp, why, more);
 }
 
 /*
@@ -321,17 +430,7 @@ static bool send_oldest(struct exporter *e, __u64 timeout_ns)
 	}
 	spool__pop(e->spool);
 	if (r == POST_REFUSED) {
-		stats__add(&e->stats->export_failure, 1);
-		if (log_limit__allow(&e->refuse_log, agent_now_ns(CLOCK_MONOTONIC))) {
-			agent_log(LOG_ERR,
-				  "%s refused a profile: %s (not retried; %llu more since "
-				  "the last message)",
-				  c->otlp_url, why, (unsigned long long)e->refuse_log.suppressed);
-			e->refuse_log.suppressed = 0;
-		} else {
-			e->refuse_log.suppressed++;
-		}
-		count_dropped(e, 1, "refused by the endpoint");
+		on_refusal(e, time_ns, why);
 	} else {
 		stats__add(&e->stats->export_success, 1);
 		if (e->failures)
@@ -346,12 +445,32 @@ static bool send_oldest(struct exporter *e, __u64 timeout_ns)
 	return true;
 }
 
+/* Puts a request into sp: what the spool drops or cannot write is counted and logged. */
+static void spool_add(struct exporter *e, struct spool *sp, __u64 time_ns, bool gz, void *data,
+		      size_t len)
+{
+	char why[128];
+	__u64 dropped = 0;
+	int write_err, err = spool__put(sp, time_ns, gz, data, len, &dropped, &write_err);
+
+	if (err) {
+		agent_log(LOG_ERR, "cannot spool a profile: %s", strerror(-err));
+		count_dropped(e, 1, "the spool failed");
+	}
+	if (write_err) {
+		snprintf(why, sizeof(why), "%s (held in memory until sent)", strerror(-write_err));
+		write_failed(&e->spool_writes, &e->stats->spool_write_failure,
+			     "requests to the spool", e->cfg->spool_dir, why);
+	} else if (!err && e->spool_writes.failures) {
+		write_succeeded(&e->spool_writes, "requests to the spool", e->cfg->spool_dir);
+	}
+	count_dropped(e, dropped, "the spool is full (max_spool_bytes)");
+}
+
 static void spool_request(struct exporter *e, struct export_job *job)
 {
 	void *body = job->otlp;
 	size_t len = job->otlp_len;
-	__u64 dropped = 0;
-	int err;
 
 	if (e->cfg->otlp_gzip) {
 		body = gzip(job->otlp, job->otlp_len, &len);
@@ -363,12 +482,7 @@ static void spool_request(struct exporter *e, struct export_job *job)
 	} else {
 		job->otlp = NULL; /* the spool owns it now */
 	}
-	err = spool__put(e->spool, job->start_ns, e->cfg->otlp_gzip, body, len, &dropped);
-	if (err) {
-		agent_log(LOG_ERR, "cannot spool a profile: %s", strerror(-err));
-		count_dropped(e, 1, "the spool failed");
-	}
-	count_dropped(e, dropped, "the spool is full (max_spool_bytes)");
+	spool_add(e, e->spool, job->start_ns, e->cfg->otlp_gzip, body, len);
 	update_gauges(e);
 }
 
@@ -396,9 +510,10 @@ static void apply(struct exporter *e, struct agent_config *cfg, struct spool *sp
 		e->next_attempt_ns = 0;
 	}
 	if (spool) {
+		/* the failures were the old directory's */
+		e->spool_writes.failures = 0;
 		while (!spool__peek(e->spool, &data, &len, &gz, &time_ns)) {
-			if (spool__put(spool, time_ns, gz, data, len, &dropped))
-				count_dropped(e, 1, "cannot move it to the new spool");
+			spool_add(e, spool, time_ns, gz, data, len);
 			spool__pop(e->spool);
 		}
 		spool__free(e->spool);
@@ -422,14 +537,29 @@ static bool can_send(const struct exporter *e)
 static void final_flush(struct exporter *e, __u64 stop_ns)
 {
 	__u64 deadline = stop_ns + e->cfg->otlp_timeout_ns, now;
+	char why[PATH_MAX + 32] = "";
+	size_t left, lost;
 
 	while (can_send(e) && (now = agent_now_ns(CLOCK_MONOTONIC)) < deadline)
 		if (!send_oldest(e, deadline - now))
 			break;
-	if (e->cfg->otlp_url && spool__count(e->spool))
-		agent_log(LOG_WARNING, "%zu intervals not delivered at exit%s",
-			  spool__count(e->spool),
-			  e->cfg->spool_dir ? ": kept in the spool for the next start" : ": lost");
+	left = spool__count(e->spool);
+	if (!left)
+		return;
+	/* the requests a full disk kept in memory: one last try */
+	lost = spool__save(e->spool);
+	if (e->cfg->spool_dir)
+		snprintf(why, sizeof(why), " (%s could not take them)", e->cfg->spool_dir);
+	if (!lost)
+		agent_log(LOG_WARNING, "%zu intervals not delivered at exit: %s", left,
+			  "kept in the spool for the next start");
+	else if (lost == left)
+		agent_log(LOG_WARNING, "%zu intervals not delivered at exit: lost%s", left, why);
+	else
+		agent_log(LOG_WARNING,
+			  "%zu intervals not delivered at exit: %zu kept in the spool for the next "
+			  "start, %zu lost%s",
+			  left, left - lost, lost, why);
 }
 
 static void *run(void *arg)

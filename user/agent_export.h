@@ -10,8 +10,13 @@
  * loses none until the spool's bound drops the oldest. Failed attempts are
  * retried with exponential backoff (otlp_retry_initial doubled up to
  * otlp_retry_max, jittered, or the server's Retry-After). As OTLP/HTTP says,
- * only network errors, timeouts and statuses 408, 429, 502, 503 and 504 are
- * retried; any other refusal drops the request (counted, logged).
+ * network errors, timeouts and statuses 429, 502, 503 and 504 are retried,
+ * and any other 4xx or 5xx drops the request (counted, logged): the endpoint
+ * will never take it. Other statuses (a redirect) are retried.
+ *
+ * A file that cannot be written (a full disk) is counted and logged, and
+ * costs that file only; a request the spool directory cannot take waits in
+ * memory (agent_spool.h) and is sent all the same.
  *
  * The queue between the loop and the thread holds EXPORT_QUEUE_MAX
  * intervals; past that the oldest waiting one is dropped (counted).
@@ -69,7 +74,7 @@ void exporter__stop(struct exporter *e);
  * not all retry together.
  */
 __u64 export_backoff_ns(unsigned int failures, __u64 initial_ns, __u64 max_ns, __u64 rnd);
-/* Whether a request refused with this HTTP status may be retried. */
+/* Whether a request answered with this HTTP status (not 2xx) may be retried. */
 bool export_status_retryable(long status);
 
 #endif /* LABELPROF_AGENT_EXPORT_H */

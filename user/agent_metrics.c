@@ -90,6 +90,9 @@ size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 r
 	       "OTLP requests the endpoint accepted.", stats__get(&st->export_success));
 	metric(&r, "labelprof_export_failure_total", "counter",
 	       "OTLP requests that failed (each attempt).", stats__get(&st->export_failure));
+	metric(&r, "labelprof_export_rejected_total", "counter",
+	       "OTLP requests the endpoint refused with a status not to retry: dropped.",
+	       stats__get(&st->export_rejected));
 	metric(&r, "labelprof_spool_bytes", "gauge", "Bytes of OTLP requests waiting for delivery.",
 	       stats__get(&st->spool_bytes));
 	metric(&r, "labelprof_spool_intervals", "gauge", "OTLP requests waiting for delivery.",
@@ -97,6 +100,12 @@ size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 r
 	metric(&r, "labelprof_spool_dropped_total", "counter",
 	       "Intervals never delivered: spool or queue full, or refused by the endpoint.",
 	       stats__get(&st->spool_dropped));
+	metric(&r, "labelprof_file_write_failure_total", "counter",
+	       "Profile files that could not be written to output_dir.",
+	       stats__get(&st->file_write_failure));
+	metric(&r, "labelprof_spool_write_failure_total", "counter",
+	       "OTLP requests that could not be written to spool_dir (held in memory instead).",
+	       stats__get(&st->spool_write_failure));
 	put(&r,
 	    "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
 	    "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %.2f\n",

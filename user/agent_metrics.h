@@ -20,7 +20,10 @@ struct agent_stats {
 	__u64 intervals;
 	__u64 export_success;
 	__u64 export_failure;
+	__u64 export_rejected;
 	__u64 spool_dropped;
+	__u64 file_write_failure;
+	__u64 spool_write_failure;
 	__u64 processes_tracked; /* gauges */
 	__u64 spool_bytes;
 	__u64 spool_intervals;

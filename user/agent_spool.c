@@ -19,7 +19,7 @@ struct spool_item {
 	__u64 time_ns;
 	__u64 bytes;
 	bool gzip;
-	void *data; /* in memory only */
+	void *data; /* in memory: without a directory, or held (the directory did not take it) */
 };
 
 struct spool {
@@ -31,6 +31,7 @@ struct spool {
 	__u64 bytes;
 	__u64 max_bytes;
 	__u64 next_seq;
+	size_t held; /* requests held in memory although there is a directory */
 };
 
 static void item_name(const struct spool_item *it, char *buf, size_t len)
@@ -183,7 +184,9 @@ void spool__pop(struct spool *sp)
 	if (!sp->count)
 		return;
 	it = &sp->items[0];
-	if (sp->dir_fd >= 0) {
+	if (sp->dir_fd >= 0 && it->data) {
+		sp->held--;
+	} else if (sp->dir_fd >= 0) {
 		item_name(it, name, sizeof(name));
 		if (unlinkat(sp->dir_fd, name, 0) && errno != ENOENT)
 			agent_log(LOG_WARNING, "cannot remove %s/%s: %s", sp->dir, name,
@@ -253,22 +256,49 @@ static int write_file(struct spool *sp, const struct spool_item *it, const void 
 	return 0;
 }
 
-int spool__put(struct spool *sp, __u64 time_ns, bool gzip, void *data, size_t len, __u64 *dropped)
+size_t spool__save(struct spool *sp)
+{
+	struct spool_item *it;
+	size_t i;
+
+	if (sp->dir_fd < 0)
+		return sp->count;
+	for (i = 0; i < sp->count && sp->held; i++) {
+		it = &sp->items[i];
+		if (!it->data)
+			continue;
+		if (write_file(sp, it, it->data, it->bytes))
+			break;
+		free(it->data);
+		it->data = NULL;
+		sp->held--;
+	}
+	return sp->held;
+}
+
+int spool__put(struct spool *sp, __u64 time_ns, bool gzip, void *data, size_t len, __u64 *dropped,
+	       int *write_err)
 {
 	struct spool_item it = {
 		.seq = sp->next_seq, .time_ns = time_ns, .bytes = len, .gzip = gzip};
 	int err = grow(sp);
 
-	if (!err && sp->dir_fd >= 0)
-		err = write_file(sp, &it, data, len);
+	*write_err = 0;
 	if (err) {
 		free(data);
 		return err;
 	}
 	if (sp->dir_fd >= 0)
+		*write_err = write_file(sp, &it, data, len);
+	if (sp->dir_fd >= 0 && !*write_err) {
 		free(data);
-	else
+		/* the directory takes requests again: those it could not take follow */
+		if (sp->held)
+			spool__save(sp);
+	} else {
 		it.data = data;
+		sp->held += sp->dir_fd >= 0;
+	}
 	sp->next_seq++;
 	sp->items[sp->count++] = it;
 	sp->bytes += len;
@@ -289,7 +319,7 @@ int spool__peek(struct spool *sp, void **data, size_t *len, bool *gzip, __u64 *t
 	it = &sp->items[0];
 	*gzip = it->gzip;
 	*time_ns = it->time_ns;
-	if (sp->dir_fd < 0) {
+	if (it->data) {
 		*data = malloc(it->bytes ? it->bytes : 1);
 		if (!*data)
 			return -ENOMEM;

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The agent's spool: oldest first, bounded, and on disk it survives a restart. */
+/*
+ * The agent's spool: oldest first, bounded, on disk it survives a restart,
+ * and what the disk cannot take waits in memory, in its place.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +14,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -31,9 +36,14 @@ static void *request(int tag, size_t len)
 	return p;
 }
 
-static void put(struct spool *sp, int tag, size_t len, __u64 *dropped)
+/* Puts request tag; returns the error of writing it to the directory. */
+static int put(struct spool *sp, int tag, size_t len, __u64 *dropped)
 {
-	assert_int_equal(spool__put(sp, 1000 + tag, tag & 1, request(tag, len), len, dropped), 0);
+	void *data = request(tag, len);
+	int write_err = 1;
+
+	assert_int_equal(spool__put(sp, 1000 + tag, tag & 1, data, len, dropped, &write_err), 0);
+	return write_err;
 }
 
 /* The oldest request must have this tag and length; then it is popped. */
@@ -174,6 +184,79 @@ static void test_disk_survives_restart(void **state)
 	spool__free(sp);
 }
 
+/* Files larger than max bytes cannot be written from now on (EFBIG, a real write failure). */
+static void limit_file_size(rlim_t max)
+{
+	struct rlimit rl = {max, RLIM_INFINITY};
+
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &rl), 0);
+}
+
+static void test_disk_full_held_in_memory(void **state)
+{
+	char path[PATH_MAX];
+	__u64 dropped = 0;
+	struct spool *sp;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/full", dir);
+	sp = spool__open(path, 1 << 20, &dropped, err, sizeof(err));
+	assert_non_null(sp);
+	/* past the limit a write fails with EFBIG (and SIGXFSZ, which the agent never gets) */
+	signal(SIGXFSZ, SIG_IGN);
+	limit_file_size(1000);
+	assert_int_equal(put(sp, 1, 100, &dropped), 0);
+	assert_int_equal(put(sp, 2, 4000, &dropped), -EFBIG);
+	assert_int_equal(put(sp, 3, 100, &dropped), 0);
+	assert_int_equal(put(sp, 4, 5000, &dropped), -EFBIG);
+	/* no partial file, no temporary: 1 and 3 only */
+	assert_int_equal(files_in(path), 2);
+	assert_int_equal(spool__count(sp), 4);
+	assert_int_equal(spool__bytes(sp), 9200);
+	/* what cannot be written yet stays held */
+	assert_int_equal(spool__save(sp), 2);
+	expect_oldest(sp, 1, 100);
+	/* held ones go in their place in the order */
+	expect_oldest(sp, 2, 4000);
+	assert_int_equal(spool__count(sp), 2);
+	assert_int_equal(files_in(path), 1);
+
+	/* the disk takes requests again: the next put writes the held one too */
+	limit_file_size(RLIM_INFINITY);
+	assert_int_equal(put(sp, 5, 100, &dropped), 0);
+	assert_int_equal(files_in(path), 3);
+	assert_int_equal(spool__save(sp), 0);
+	/* and it survives a restart, in order */
+	spool__free(sp);
+	sp = spool__open(path, 1 << 20, &dropped, err, sizeof(err));
+	assert_non_null(sp);
+	expect_oldest(sp, 3, 100);
+	expect_oldest(sp, 4, 5000);
+	expect_oldest(sp, 5, 100);
+
+	/* held requests count in the bound, and are dropped first when oldest */
+	limit_file_size(1000);
+	for (i = 6; i <= 8; i++)
+		assert_int_equal(put(sp, i, 3000, &dropped), -EFBIG);
+	spool__set_max_bytes(sp, 7000, &dropped);
+	assert_int_equal(dropped, 1);
+	assert_int_equal(spool__count(sp), 2);
+	expect_oldest(sp, 7, 3000);
+	/* spool__save says what stopping now would lose */
+	assert_int_equal(spool__save(sp), 1);
+	limit_file_size(RLIM_INFINITY);
+	assert_int_equal(spool__save(sp), 0);
+	assert_int_equal(files_in(path), 1);
+	spool__free(sp);
+	signal(SIGXFSZ, SIG_DFL);
+
+	/* without a directory everything is in memory */
+	sp = spool__open(NULL, 1000, &dropped, err, sizeof(err));
+	assert_int_equal(put(sp, 1, 10, &dropped), 0);
+	assert_int_equal(spool__save(sp), 1);
+	spool__free(sp);
+}
+
 static void test_disk_changed_file(void **state)
 {
 	char path[PATH_MAX], file[PATH_MAX * 2];
@@ -227,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_disk),
 		cmocka_unit_test(test_disk_survives_restart),
+		cmocka_unit_test(test_disk_full_held_in_memory),
 		cmocka_unit_test(test_disk_changed_file),
 		cmocka_unit_test(test_open_errors),
 	};
