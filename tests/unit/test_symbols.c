@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -88,7 +89,21 @@ __asm__(".text\n"
 void lp_asm_fn(void);
 void lp_asm_next(void);
 
+/* The least time between two reads of a process's maps or perf map (symbols.c). */
+#define REFRESH_MIN_NS (100ULL * 1000 * 1000)
+/* How long a test waits for one at most. */
+#define REFRESH_WAIT_NS (10ULL * 1000 * 1000 * 1000)
+
 static char tmpdir[64];
+
+/* The symbolizer's clock. */
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
 
 static int run(const char *fmt, ...)
 {
@@ -101,6 +116,32 @@ static int run(const char *fmt, ...)
 	va_end(ap);
 	rc = system(cmd);
 	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/*
+ * Calls check_ips with ip until the snapshot is read again (refreshes counts
+ * it). Returns the time after the call that did it; *before (if not NULL)
+ * is the time before it.
+ */
+static __u64 check_until_refreshed(struct symbolizer *sym, __u32 id, __u64 ip, __u64 *before)
+{
+	__u64 deadline = mono_ns() + REFRESH_WAIT_NS, refreshes, start, end;
+	struct symbolizer_stats st;
+
+	symbolizer__stats(sym, &st);
+	refreshes = st.refreshes;
+	do {
+		assert_true(mono_ns() < deadline);
+		usleep(1000);
+		start = mono_ns();
+		symbolizer__check_ips(sym, id, &ip, 1);
+		end = mono_ns();
+		symbolizer__stats(sym, &st);
+	} while (st.refreshes == refreshes);
+	assert_int_equal(st.refreshes, refreshes + 1);
+	if (before)
+		*before = start;
+	return end;
 }
 
 static int setup(void **state)
@@ -481,6 +522,7 @@ static void test_debuglink_and_deleted(void **state)
 static void test_refresh_on_unknown_ip(void **state)
 {
 	struct symbolizer *sym = symbolizer__new(NULL);
+	__u64 first, second;
 	struct symbolizer_stats st;
 	struct sym_frame f;
 	struct lib lib;
@@ -491,17 +533,22 @@ static void test_refresh_on_unknown_ip(void **state)
 	assert_true(open_lib("libnew", &lib));
 	assert_int_equal(symbolizer__resolve_user(sym, id, lib.entry, 0, &f), -ENOENT);
 	assert_null(f.module);
+	first = mono_ns();
 	symbolizer__check_ips(sym, id, &lib.entry, 1);
 	symbolizer__stats(sym, &st);
 	assert_int_equal(st.refreshes, 1);
 	assert_int_equal(symbolizer__resolve_user(sym, id, lib.entry, 0, &f), 0);
 	assert_string_equal(f.function, "lp_lib_entry");
-	/* Known addresses never cause a refresh; unknown ones back off. */
+	/* Known addresses never cause a refresh. */
 	symbolizer__check_ips(sym, id, &lib.entry, 1);
-	symbolizer__check_ips(sym, id, (const __u64[]){16}, 1);
-	symbolizer__check_ips(sym, id, (const __u64[]){16}, 1);
 	symbolizer__stats(sym, &st);
 	assert_int_equal(st.refreshes, 1);
+	/*
+	 * An unknown one does, 100 ms after the last refresh at the earliest;
+	 * found in no mapping again, the next one waits twice as long.
+	 */
+	assert_true(check_until_refreshed(sym, id, 16, &second) - first >= REFRESH_MIN_NS);
+	assert_true(check_until_refreshed(sym, id, 16, NULL) - second >= 2 * REFRESH_MIN_NS);
 	symbolizer__free(sym);
 	dlclose(lib.handle);
 }
@@ -540,16 +587,19 @@ static void test_missing_process(void **state)
 	struct symbolizer *sym = symbolizer__new(NULL);
 	struct symbolizer_stats st;
 	struct sym_frame f;
+	__u64 observed = mono_ns();
 	__u32 id = symbolizer__observe_pid(sym, INT_MAX);
 
 	assert_int_not_equal(id, 0);
 	assert_int_equal(symbolizer__observe_pid(sym, INT_MAX), id);
 	assert_int_equal(symbolizer__resolve_user(sym, id, 0x401000, 0, &f), -ENOENT);
-	symbolizer__check_ips(sym, id, (const __u64[]){0x401000}, 1);
 	symbolizer__stats(sym, &st);
-	/* Retried only after a delay. */
 	assert_int_equal(st.snapshot_failures, 1);
 	assert_int_equal(st.refreshes, 0);
+	/* Retried 100 ms after the failed read at the earliest, failing again. */
+	assert_true(check_until_refreshed(sym, id, 0x401000, NULL) - observed >= REFRESH_MIN_NS);
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.snapshot_failures, 2);
 	symbolizer__free(sym);
 }
 
@@ -603,7 +653,8 @@ static void test_refresh_of_zombie_keeps_maps(void **state)
 {
 	struct symbolizer *sym = symbolizer__new(NULL);
 	struct sym_frame f;
-	int i, go[2];
+	siginfo_t info;
+	int go[2];
 	pid_t child;
 	char c;
 	__u32 id;
@@ -620,19 +671,7 @@ static void test_refresh_of_zombie_keeps_maps(void **state)
 	id = symbolizer__observe_pid(sym, child);
 	close(go[1]);
 	/* exited, not reaped: /proc/PID/maps is empty from now on */
-	for (i = 0; i < 1000; i++) {
-		char path[64], state_char = 0;
-		FILE *st;
-
-		snprintf(path, sizeof(path), "/proc/%d/stat", child);
-		st = fopen(path, "r");
-		assert_non_null(st);
-		assert_int_equal(fscanf(st, "%*d %*s %c", &state_char), 1);
-		fclose(st);
-		if (state_char == 'Z')
-			break;
-		usleep(1000);
-	}
+	assert_int_equal(waitid(P_PID, child, &info, WEXITED | WNOWAIT), 0);
 	symbolizer__check_ips(sym, id, (const __u64[]){0x10}, 1);
 	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)lp_sym_target_b + 2, 0, &f),
 			 0);
@@ -1380,7 +1419,7 @@ static void test_jit_perf_map(void **state)
 	struct jit_child j;
 	struct sym_frame f;
 	const char *exe, *comm;
-	__u64 code, late;
+	__u64 code, late, missed, deadline, read_at;
 	size_t entries;
 	__u32 id;
 	char c;
@@ -1405,24 +1444,28 @@ static void test_jit_perf_map(void **state)
 	assert_string_equal(f.function, "jit_gone");
 	assert_int_equal(f.map_start, j.gone);
 	assert_int_equal(f.map_end, j.gone + 0x10);
-	/* not named (yet): anonymous code */
+	/* not named (yet): anonymous code; the miss read the map again */
+	missed = mono_ns();
 	assert_int_equal(symbolizer__resolve_user(sym, id, late, 0, &f), -ENOENT);
 	assert_string_equal(f.module, "[anon]");
 
 	/*
-	 * The JIT appends; a sample there re-reads the map (the miss above
-	 * just did: the next read waits 100 ms).
+	 * The JIT appends; a sample there reads the map again, 100 ms after
+	 * the miss at the earliest.
 	 */
 	assert_int_equal(write(j.cmd, "a", 1), 1);
 	assert_int_equal(read(j.ack, &c, 1), 1);
 	symbolizer__stats(sym, &st);
 	entries = st.map_entries;
-	symbolizer__check_ips(sym, id, &late, 1);
-	symbolizer__stats(sym, &st);
-	assert_int_equal(st.map_entries, entries);
-	usleep(150 * 1000);
-	symbolizer__check_ips(sym, id, &late, 1);
-	symbolizer__stats(sym, &st);
+	deadline = mono_ns() + REFRESH_WAIT_NS;
+	do {
+		assert_true(mono_ns() < deadline);
+		usleep(1000);
+		symbolizer__check_ips(sym, id, &late, 1);
+		read_at = mono_ns();
+		symbolizer__stats(sym, &st);
+	} while (st.map_entries == entries);
+	assert_true(read_at - missed >= REFRESH_MIN_NS);
 	assert_int_equal(st.map_entries, entries + 2);
 	assert_int_equal(st.refreshes, 0);
 	assert_int_equal(symbolizer__resolve_user(sym, id, late, 0, &f), 0);
@@ -1555,8 +1598,9 @@ static void test_jit_refused_maps(void **state)
 static void test_process_identity(void **state)
 {
 	struct symbolizer *sym = symbolizer__new(NULL);
-	char self[PATH_MAX], comm[32], path[PATH_MAX];
+	char self[PATH_MAX], comm[32], path[PATH_MAX], link[64], child_exe[PATH_MAX], c;
 	const char *exe, *name;
+	int execd[2];
 	pid_t child;
 	ssize_t n;
 	FILE *fp;
@@ -1582,23 +1626,22 @@ static void test_process_identity(void **state)
 	/* an executable deleted while it runs keeps its path, after its exit too */
 	snprintf(path, sizeof(path), "%s/lp-sleeper", tmpdir);
 	assert_int_equal(run("cp /bin/sleep '%s'", path), 0);
+	assert_int_equal(pipe2(execd, O_CLOEXEC), 0);
 	child = fork();
 	assert_true(child >= 0);
 	if (!child) {
 		execl(path, "lp-sleeper", "60", (char *)NULL);
 		_exit(127);
 	}
-	/* wait for the exec */
-	for (n = 0; n < 1000; n++) {
-		char link[PATH_MAX], proc[64];
-		ssize_t len;
-
-		snprintf(proc, sizeof(proc), "/proc/%d/exe", child);
-		len = readlink(proc, link, sizeof(link) - 1);
-		if (len > 0 && !strncmp(link, path, strlen(path)))
-			break;
-		usleep(1000);
-	}
+	/* the exec closes the child's end of the pipe (so would its exit) */
+	close(execd[1]);
+	assert_int_equal(read(execd[0], &c, 1), 0);
+	close(execd[0]);
+	snprintf(link, sizeof(link), "/proc/%d/exe", child);
+	n = readlink(link, child_exe, sizeof(child_exe) - 1);
+	assert_true(n > 0);
+	child_exe[n] = '\0';
+	assert_string_equal(child_exe, path);
 	assert_int_equal(unlink(path), 0);
 	id = symbolizer__observe_pid(sym, child);
 	kill(child, SIGKILL);
