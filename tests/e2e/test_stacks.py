@@ -382,8 +382,7 @@ def test_same_chains_as_perf(request, tmp_path, depth, frame_bytes):
     """labelprof and `perf record -g` sample the same threads at once: every
     caller chain either sees in 1 % of its samples, the other sees too.
     Shallow runs add the cut threads (their loop reaches the limit too)."""
-    if shutil.which("perf") is None:
-        pytest.skip("perf is not installed")
+    assert shutil.which("perf"), "perf (Debian's linux-perf) is not installed: make deps"
     limit = max_stack()
     depth = depth or deep_depth()
     report = tmp_path / "deepstack.json"
