@@ -27,9 +27,6 @@ EXTRA_KEYS = {"pid", "tid", "comm", "thread_name"}
 # A tenant's share of the samples in burn functions vs its share of the measured CPU time.
 SHARE_TOLERANCE = 0.03
 
-pytestmark = pytest.mark.skipif(shutil.which("go") is None,
-                                reason="go (Debian's golang-go) is not installed: make deps")
-
 
 def run(cmd, env=None, timeout=180):
     proc = subprocess.run([str(c) for c in cmd], stdin=subprocess.DEVNULL, capture_output=True,
@@ -42,6 +39,7 @@ def run(cmd, env=None, timeout=180):
 @pytest.fixture(scope="module")
 def go_pprof(tmp_path_factory):
     """`go tool pprof ARGS` offline, as root, with its caches in a scratch home."""
+    assert shutil.which("go"), "go (Debian's golang-go) is not installed: make deps"
     home = tmp_path_factory.mktemp("gohome")
     env = dict(os.environ, HOME=str(home), GOCACHE=str(home / "cache"), GOPATH=str(home / "go"),
                GOFLAGS="", GOTOOLCHAIN="local", GOPROXY="off", GOTELEMETRY="off",

@@ -119,7 +119,11 @@ def check_exact(samples, kinds, depth, binary):
                                                or frames[0].get("module") == binary):
             left_out += s["count"]
             continue
-        if kind == "libc":
+        if kind == "libc" and got[:1] == ["read@plt"] and frames[0].get("module") == binary:
+            # on its way to read(), in its PLT stub, which keeps no frame record
+            # either: the chain goes on from libc_leaf's record, at libc_leaf's caller
+            ok = got == ["read@plt"] + expected
+        elif kind == "libc":
             # glibc's read() has no frame record of its own: from libc the chain
             # goes straight to the return address of the call it was reached by
             # (into libc_leaf's caller, or with ASan's interceptor into libc_leaf)
@@ -382,8 +386,7 @@ def test_same_chains_as_perf(request, tmp_path, depth, frame_bytes):
     """labelprof and `perf record -g` sample the same threads at once: every
     caller chain either sees in 1 % of its samples, the other sees too.
     Shallow runs add the cut threads (their loop reaches the limit too)."""
-    if shutil.which("perf") is None:
-        pytest.skip("perf is not installed")
+    assert shutil.which("perf"), "perf (Debian's linux-perf) is not installed: make deps"
     limit = max_stack()
     depth = depth or deep_depth()
     report = tmp_path / "deepstack.json"

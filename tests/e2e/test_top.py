@@ -168,6 +168,7 @@ class Tmux:
     """A tmux server of its own, with one 200x50 window running a shell command."""
 
     def __init__(self, command):
+        assert shutil.which("tmux"), "tmux is not installed: make deps"
         self.socket = f"labelprof-test-{os.getpid()}-{time.monotonic_ns()}"
         env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
         self.run("new-session", "-d", "-x", "200", "-y", "50", command, env=env)
@@ -226,8 +227,6 @@ def child_of(pid):
 
 @pytest.mark.parametrize("quit_with", ["q", "C-c", "SIGTERM"])
 def test_top_terminal(request, tmp_path, demo, quit_with):
-    if not shutil.which("tmux"):
-        pytest.skip("tmux is not installed")
     before, after = tmp_path / "stty-before", tmp_path / "stty-after"
     top = shlex.join(top_cmd(demo.pid, "--by", "tenant"))
     # Ctrl-C interrupts the whole foreground group: the shell lives on to report
@@ -263,8 +262,6 @@ def test_top_terminal(request, tmp_path, demo, quit_with):
 
 def test_top_no_color(demo):
     """NO_COLOR: no colours or bold on a terminal (the screen still redraws)."""
-    if not shutil.which("tmux"):
-        pytest.skip("tmux is not installed")
     top = shlex.join(["env", "NO_COLOR=1"] + top_cmd(demo.pid, "--by", "tenant"))
     tmux = Tmux(top)
     try:

@@ -13,10 +13,9 @@ FX_LIB_SRC := tests/tls/lib.c tests/tls/labels.h tests/tls/build.mk
 FX_CFLAGS := -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -Wno-unused-function -pthread
 FX_RPATH := -Wl,-rpath,'$$$$ORIGIN'
 FX_HOST_CC := $(CC)
-FX_CLANG := $(shell command -v clang 2>/dev/null)
-FX_LLD := $(shell command -v ld.lld 2>/dev/null)
-FX_MUSL_CC := $(shell command -v musl-gcc 2>/dev/null)
-FX_A64_CC := $(shell command -v aarch64-linux-gnu-gcc 2>/dev/null)
+# Every compiler is required (scripts/deps.sh installs them): a fixture that
+# cannot be built fails the build rather than leaving its tests without it.
+FX_A64_CC := aarch64-linux-gnu-gcc
 
 # name := compiler flags (for $(call fx_exe,name,cc,flags[,libs]))
 define fx_exe
@@ -88,22 +87,17 @@ $(FX_DIR)/exe-stripped: $(FX_DIR)/exe-gcc-pie-v1-symtab
 	$(call msg,FIXTURE,$@)
 	$(Q)strip --strip-all -o $@ $<
 
-ifneq ($(FX_CLANG),)
 $(eval $(call fx_exe,exe-clang-pie-v1,clang,-fPIE -pie -rdynamic -DLABELS_FORM=1))
 $(eval $(call fx_exe,exe-clang-nopie-v0,clang,-fno-pie -no-pie -rdynamic -DLABELS_FORM=0))
 $(eval $(call fx_exe,exe-clang-pie-v1-a4096,clang,-fPIE -pie -rdynamic -DLABELS_FORM=1 -DTLS_ALIGN=4096))
 $(eval $(call fx_lib,lib-clang-gd-v1.so,clang,-DLABELS_FORM=1))
-ifneq ($(FX_LLD),)
 $(eval $(call fx_exe,exe-clang-lld-pie-v1-a64,clang,-fuse-ld=lld -fPIE -pie -rdynamic -DLABELS_FORM=1 -DTLS_ALIGN=64))
 $(eval $(call fx_exe,exe-clang-lld-pie-v1-a4096,clang,-fuse-ld=lld -fPIE -pie -rdynamic -DLABELS_FORM=1 -DTLS_ALIGN=4096))
-endif
-endif
 
 endif # native
 
 # musl-gcc and the aarch64 cross compiler: x86-64 hosts.
 ifeq ($(ARCH)$(HOST_ARCH),x86x86)
-ifneq ($(FX_MUSL_CC),)
 $(eval $(call fx_exe,exe-musl-static-v1,musl-gcc,-static -DFX_STATIC -DLABELS_FORM=1))
 $(eval $(call fx_exe,exe-musl-static-v1-a4096,musl-gcc,-static -DFX_STATIC -DLABELS_FORM=1 -DTLS_ALIGN=4096))
 $(eval $(call fx_exe,exe-musl-pie-v1,musl-gcc,-fPIE -pie -rdynamic -DLABELS_FORM=1))
@@ -112,16 +106,13 @@ $(eval $(call fx_lib,mlib-desc-v1.so,musl-gcc,$(GNU2) -DLABELS_FORM=1))
 $(eval $(call fx_lib,mlib-gd-v1.so,musl-gcc,$(GNU) -DLABELS_FORM=1))
 $(eval $(call fx_lib,mlib-gd-v1-a64.so,musl-gcc,$(GNU) -DLABELS_FORM=1 -DTLS_ALIGN=64))
 $(eval $(call fx_exe,exe-musl-linked-desc,musl-gcc,-fPIE -pie -DFX_LINKED $(FX_RPATH),$(FX_DIR)/mlib-desc-v1.so))
-endif
 
 # aarch64, for file-level checks and qemu-aarch64.
-ifneq ($(FX_A64_CC),)
 $(foreach a,8 16 64 4096,$(eval $(call fx_exe,a64-exe-static-v1-a$(a),$(FX_A64_CC),-static -DFX_STATIC -DLABELS_FORM=1 -DTLS_ALIGN=$(a))))
 $(eval $(call fx_exe,a64-exe-static-v0,$(FX_A64_CC),-static -DFX_STATIC -DLABELS_FORM=0))
 $(foreach a,8 64 4096,$(eval $(call fx_exe,a64-exe-pie-v1-a$(a),$(FX_A64_CC),-fPIE -pie -rdynamic -DFX_NO_THREADS -DLABELS_FORM=1 -DTLS_ALIGN=$(a))))
 $(eval $(call fx_lib,a64-lib-desc-v1.so,$(FX_A64_CC),-mtls-dialect=desc -DLABELS_FORM=1))
 $(eval $(call fx_lib,a64-lib-gd-v1.so,$(FX_A64_CC),-mtls-dialect=trad -DLABELS_FORM=1))
-endif
 endif # x86
 
 $(FX_DIR):

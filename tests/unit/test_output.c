@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "kallsyms.h"
 #include "output.h"
 #include "profile.h"
 #include "symprof.h"
@@ -209,41 +210,17 @@ static int teardown(void **state)
 	return system(cmd);
 }
 
-/* The kernel function "schedule" from /proc/kallsyms, or 0. */
-static __u64 kernel_schedule(void)
-{
-	unsigned long long addr = 0;
-	char line[512], name[256];
-	FILE *k = fopen("/proc/kallsyms", "r");
-
-	assert_non_null(k);
-	while (!addr && fgets(line, sizeof(line), k)) {
-		char type;
-
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || type != 'T' ||
-		    strcmp(name, "schedule"))
-			addr = 0;
-	}
-	fclose(k);
-	return addr;
-}
-
 static void test_folded_symbolized(void **state)
 {
+	__u64 sched = kallsyms_addr("schedule");
 	struct symbolizer *sym = symbolizer__new(NULL);
 	struct profile *p = profile__new(sym, NULL);
-	__u64 sched = kernel_schedule();
 	const __u64 u[] = {(uintptr_t)lp_out_leaf + 1, (uintptr_t)lp_out_caller + 4};
 	char path[PATH_MAX], *out;
 	unsigned char junk[4096];
 	void *m;
 	int fd;
 
-	if (!sched) {
-		profile__free(p);
-		symbolizer__free(sym);
-		skip();
-	}
 	/* An executable mapping of a file without symbols, with a name to escape. */
 	snprintf(path, sizeof(path), "%s/my lib;x.so", tmpdir);
 	memset(junk, 0xcc, sizeof(junk));
@@ -252,11 +229,8 @@ static void test_folded_symbolized(void **state)
 	assert_int_equal(write(fd, junk, sizeof(junk)), sizeof(junk));
 	m = mmap(NULL, sizeof(junk), PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 	close(fd);
-	if (m == MAP_FAILED) {
-		profile__free(p);
-		symbolizer__free(sym);
-		skip();
-	}
+	if (m == MAP_FAILED)
+		fail_msg("executable mapping of %s: %s (a noexec /tmp?)", path, strerror(errno));
 	add(p, getpid(), 1, "t", 0, (const __u64[]){sched + 4}, 1, u, 2, NULL, 0);
 	add(p, getpid(), 1, "t", 0, NULL, 0, (const __u64[]){(uintptr_t)m + 0x64}, 1, NULL, 0);
 	out = folded(p, sym);
@@ -395,19 +369,14 @@ static void test_json_round_trip(void **state)
 
 static void test_json_symbolized(void **state)
 {
+	__u64 sched = kallsyms_addr("schedule");
 	struct symbolizer *sym = symbolizer__new(NULL);
 	struct profile *p = profile__new(sym, NULL);
 	const __u64 u[] = {(uintptr_t)lp_out_leaf + 2, (uintptr_t)lp_out_caller + 4};
-	__u64 sched = kernel_schedule();
 	char exe[PATH_MAX], *doc, *sum, expect[PATH_MAX + 512];
 	size_t len;
 	ssize_t n;
 
-	if (!sched) {
-		profile__free(p);
-		symbolizer__free(sym);
-		skip();
-	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	assert_true(n > 0);
 	exe[n] = '\0';
@@ -456,10 +425,7 @@ static void test_write_error(void **state)
 	struct symprof *sp;
 	int format;
 
-	if (!f) {
-		profile__free(p);
-		skip();
-	}
+	assert_non_null(f);
 	add(p, 1, 1, "c", 0, kst, 1, ust, 2, NULL, 0);
 	sp = symprof__from_profile(p, NULL, NULL);
 	assert_non_null(sp);
@@ -511,10 +477,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_folded_basic),
 		cmocka_unit_test(test_folded_hostile_bytes),
-		cmocka_unit_test(test_folded_symbolized),
+		cmocka_unit_test_teardown(test_folded_symbolized, kallsyms_restore),
 		cmocka_unit_test(test_folded_dropped),
 		cmocka_unit_test(test_json_round_trip),
-		cmocka_unit_test(test_json_symbolized),
+		cmocka_unit_test_teardown(test_json_symbolized, kallsyms_restore),
 		cmocka_unit_test(test_json_empty),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_utf8_len),
