@@ -81,16 +81,17 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name labelprof_bpf > $@
 
 # ---- userspace ---------------------------------------------------------------
-USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+# user/: main.c and a folder per concern (docs/design.md section 2)
+USER_SRCS := $(wildcard user/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 USER_LIB := $(OUTPUT)/liblabelprof.a
 LABELPROF := $(OUTPUT)/labelprof
 
-$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
-$(OUTPUT)/user/sampler.o: $(SKEL)
+$(OUTPUT)/user/sampling/sampler.o: $(SKEL)
 
 $(USER_LIB): $(USER_OBJS)
 	$(call msg,AR,$@)
@@ -123,7 +124,7 @@ all: $(ALL_TARGETS)
 
 bpf: $(BPF_OBJ) $(SKEL)
 
-$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/bench:
+$(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
 
 # ---- commands ----------------------------------------------------------------

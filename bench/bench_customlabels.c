@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Cost of libcustomlabels' calls on a warm thread, in ns per call, beside the
- * DESIGN budgets. Each figure is the best of several rounds (least disturbed
+ * docs/design.md budgets. Each figure is the best of several rounds (least disturbed
  * by the rest of the machine).
  *   bench_customlabels [--json] [--rounds N]
  */

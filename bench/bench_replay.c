@@ -20,9 +20,9 @@
 #include <time.h>
 
 #include "labelprof.h"
-#include "output.h"
-#include "profile.h"
-#include "symprof.h"
+#include "format/output.h"
+#include "profile/profile.h"
+#include "profile/symprof.h"
 
 #define N_STACKS	10000
 #define N_LABEL_SETS	1000

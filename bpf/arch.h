@@ -5,7 +5,7 @@
 
 #include <bpf/bpf_core_read.h>
 
-/* The user thread pointer the thread's TLS hangs off (DESIGN section 3). */
+/* The user thread pointer the thread's TLS hangs off (docs/design.md section 3). */
 static __always_inline __u64 arch_thread_pointer(struct task_struct *task)
 {
 #if defined(__TARGET_ARCH_x86)

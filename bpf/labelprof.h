@@ -27,14 +27,14 @@
 #define LP_MAX_STACK_DEPTH 127
 #define LP_COMM_LEN	   16
 
-/* Which published label form a process exposes (DESIGN section 1). */
+/* Which published label form a process exposes (docs/design.md section 1). */
 enum lp_label_form {
 	LP_FORM_NONE = 0,
 	LP_FORM_CUSTOM_LABELS_V0 = 1, /* TLS object is { label *storage; size_t count; } */
 	LP_FORM_CUSTOM_LABELS_V1 = 2, /* TLS object is a pointer to { storage, count, capacity } */
 };
 
-/* How to get from the thread pointer to the TLS object (DESIGN section 3). */
+/* How to get from the thread pointer to the TLS object (docs/design.md section 3). */
 enum lp_tls_access {
 	LP_TLS_NONE = 0,
 	LP_TLS_TP_OFFSET = 1, /* addr = tp + offset */

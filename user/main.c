@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "lib/compiler.h"
+#include "cmd/commands.h"
 
 static const struct command {
 	const char *name;
@@ -20,7 +21,7 @@ static const struct command {
 	{"inspect", cmd_inspect, "say which label form a process or ELF file exposes, and where"},
 };
 
-#define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))
+#define COMMAND_COUNT ARRAY_SIZE(commands)
 
 static void usage(FILE *f)
 {

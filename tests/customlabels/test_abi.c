@@ -4,7 +4,7 @@
  * the way a reader finds them: the dynamic symbols, their types and sizes,
  * the version value in the file, the TLSDESC relocation, the file name, and
  * nothing exported beyond the documented API. Then each .so is loaded and
- * its labels are read through the TLSDESC recipe a profiler uses (DESIGN
+ * its labels are read through the TLSDESC recipe a profiler uses (docs/design.md
  * section 3), not through the library.
  */
 #include <dlfcn.h>

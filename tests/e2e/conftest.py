@@ -27,7 +27,7 @@ LABELPROF = OUTPUT / "labelprof"
 WORKLOADS = OUTPUT / "workloads"
 
 FREQ = 999
-# Share of samples that must carry exactly the labels that were set (DESIGN section 6).
+# Share of samples that must carry exactly the labels that were set (docs/design.md section 6).
 ATTRIBUTION_MIN = 0.995
 # Samples captured vs frequency x CPU seconds. The budget is 99 %; the
 # benchmarks measure it, the tests only catch gross losses.

@@ -1,4 +1,4 @@
-"""labelprof's JSON read back (`labelprof convert`, user/input_json.c): a
+"""labelprof's JSON read back (`labelprof convert`, user/format/input_json.c): a
 profile of the hostile workload (label bytes that are not UTF-8, control
 bytes, long values) converts to JSON byte for byte as recorded, also after
 Python re-encodes it in another layout; it converts to folded stacks with the

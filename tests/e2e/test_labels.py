@@ -309,7 +309,7 @@ def test_inspect_file(name):
     assert relocs == readelf_tls_relocs(path, symbol)
     if model == "static":
         assert doc["type"] == "executable"
-        # DESIGN section 3, case 1
+        # docs/design.md section 3, case 1
         if platform.machine() == "x86_64":
             tp_offset = -roundup(seg["memsz"], seg["align"]) + value
         else:

@@ -2,13 +2,13 @@
 the groundtruth workload (labels switching every 1-5 ms, one burn function per
 label set) is recorded with --format otlp; the file must decode with protoc
 (Debian's protobuf-compiler) against proto/, follow the field numbers of
-DESIGN section 5 (checked by a wire parser written from DESIGN, not from
+docs/design.md section 5 (checked by a wire parser written from it, not from
 proto/), follow the dictionary rules, carry the workload's pid as a resource
 attribute and trace labels as Links, and agree with the pprof and labelprof
 JSON conversions of the same recording (`labelprof convert`). The otlp-json
 conversion must be the same request in OTLP's JSON mapping.
 
-Strings in the file are escaped as user/output.h says for pprof (\\xHH for
+Strings in the file are escaped as user/format/output.h says for pprof (\\xHH for
 backslash, control bytes and bytes that are not UTF-8)."""
 
 import base64
@@ -30,7 +30,7 @@ PROTO = REPO / "proto"
 SERVICE_PROTO = "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"
 REQUEST = "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest"
 
-# ---- a protobuf wire parser, with the field numbers of DESIGN section 5 -----------------------
+# ---- a protobuf wire parser, with the field numbers of docs/design.md section 5 ----------------
 
 # message: {field number: (name, type, repeated)}; a type is a scalar name or a message name.
 OTLP = {
@@ -149,7 +149,7 @@ def parse(buf, schema, name, strict=True):
             raise AssertionError(f"{name}: wire type {wire} of field {num}")
         assert i <= len(buf), f"{name}: field {num} runs past the end"
         if num not in fields:
-            assert not strict, f"{name}: field {num} is not in DESIGN section 5"
+            assert not strict, f"{name}: field {num} is not in docs/design.md section 5"
             continue
         fname, kind, repeated = fields[num]
         if kind in schema:
@@ -197,7 +197,7 @@ def convert(src, fmt, dst):
 
 
 def pb_escape(b):
-    """Bytes as labelprof writes them into protobuf strings (user/output.h)."""
+    """Bytes as labelprof writes them into protobuf strings (user/format/output.h)."""
     out = []
     for ch in b.decode("utf-8", "surrogateescape"):
         c = ord(ch)

@@ -6,7 +6,7 @@ file has (`labelprof convert`), show each set's labels on the stacks of its
 burn function (-traces), select each tenant's share of the CPU with -tagfocus
 and name the workload's functions (-top).
 
-Strings in the file are escaped as user/output.h says (\\xHH for backslash,
+Strings in the file are escaped as user/format/output.h says (\\xHH for backslash,
 control bytes and bytes that are not UTF-8), so label values are compared in
 that form."""
 
@@ -51,7 +51,7 @@ def go_pprof(tmp_path_factory):
 
 
 def pprof_escape(b):
-    """Bytes as labelprof writes them into pprof strings (user/output.h)."""
+    """Bytes as labelprof writes them into pprof strings (user/format/output.h)."""
     out = []
     for ch in b.decode("utf-8", "surrogateescape"):
         c = ord(ch)

@@ -17,21 +17,21 @@ FUZZ_DIR := $(OUTPUT)/fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARNINGS) -fno-omit-frame-pointer -D_GNU_SOURCE \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_HDRS := $(wildcard user/*.h) bpf/labelprof.h tests/fuzz/build.mk
+FUZZ_HDRS := $(wildcard user/*/*.h) bpf/labelprof.h tests/fuzz/build.mk
 
-FUZZ_SRCS_fuzz_elf := user/elf.c user/tls.c user/maps.c
-FUZZ_SRCS_fuzz_maps := user/maps.c
+FUZZ_SRCS_fuzz_elf := user/lib/elf.c user/proc/tls.c user/proc/maps.c
+FUZZ_SRCS_fuzz_maps := user/proc/maps.c
 # symbols.c only links: the profile is fuzzed without a symbolizer.
-FUZZ_SRCS_fuzz_profile := user/fmt.c user/profile.c user/output.c user/output_folded.c user/output_json.c \
-	user/output_report.c user/output_pprof.c user/output_otlp.c user/output_html.c user/pb.c \
-	user/symprof.c user/symprof_build.c user/symbols.c user/dwarf.c user/maps.c user/elf.c \
+FUZZ_SRCS_fuzz_profile := user/format/fmt.c user/profile/profile.c user/format/output.c user/format/output_folded.c user/format/output_json.c \
+	user/format/output_report.c user/format/output_pprof.c user/format/output_otlp.c user/format/output_html.c user/format/pb.c \
+	user/profile/symprof.c user/profile/symprof_build.c user/symbolize/symbols.c user/symbolize/dwarf.c user/proc/maps.c user/lib/elf.c \
 	$(PROTO_FUZZ_OBJS)
-FUZZ_SRCS_fuzz_json := user/fmt.c user/input_json.c user/symprof.c user/output_json.c user/output_folded.c \
-	user/output_report.c user/output_html.c
+FUZZ_SRCS_fuzz_json := user/format/fmt.c user/format/input_json.c user/profile/symprof.c user/format/output_json.c user/format/output_folded.c \
+	user/format/output_report.c user/format/output_html.c
 # The generated protobuf code comes compiled for fuzzing (proto/build.mk).
-FUZZ_SRCS_fuzz_pprof := user/input_pprof.c user/output_pprof.c user/pb.c user/symprof.c \
+FUZZ_SRCS_fuzz_pprof := user/format/input_pprof.c user/format/output_pprof.c user/format/pb.c user/profile/symprof.c \
 	$(PROTO_FUZZ_OBJS)
-FUZZ_SRCS_fuzz_otlp := user/input_otlp.c user/output_otlp.c user/pb.c user/symprof.c \
+FUZZ_SRCS_fuzz_otlp := user/format/input_otlp.c user/format/output_otlp.c user/format/pb.c user/profile/symprof.c \
 	$(PROTO_FUZZ_OBJS)
 FUZZ_ALL := fuzz_elf fuzz_maps fuzz_profile fuzz_json fuzz_pprof fuzz_otlp
 FUZZ_TARGETS ?= $(FUZZ_ALL)

@@ -12,8 +12,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "elf.h"
-#include "tls.h"
+#include "lib/elf.h"
+#include "proc/tls.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "input.h"
-#include "output.h"
-#include "symprof.h"
+#include "format/input.h"
+#include "format/output.h"
+#include "profile/symprof.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output.h"
-#include "profile.h"
-#include "symprof.h"
+#include "format/output.h"
+#include "profile/profile.h"
+#include "profile/symprof.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "agent_config.h"
-#include "output.h"
+#include "agent/config.h"
+#include "format/output.h"
 
 #define S (1000000000ull)
 

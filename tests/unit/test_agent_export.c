@@ -28,10 +28,10 @@
 #include <cmocka.h>
 #include <microhttpd.h>
 
-#include "agent_config.h"
-#include "agent_export.h"
-#include "agent_metrics.h"
-#include "agent_spool.h"
+#include "agent/config.h"
+#include "agent/export.h"
+#include "agent/metrics.h"
+#include "agent/spool.h"
 
 #define S  1000000000ull
 #define MS 1000000ull

@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "agent_retention.h"
+#include "agent/retention.h"
 
 #define S 1000000000ull
 

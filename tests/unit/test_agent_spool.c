@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "agent_spool.h"
+#include "agent/spool.h"
 
 static char dir[] = "/tmp/test_agent_spool.XXXXXX";
 static char err[256];

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "container.h"
+#include "proc/container.h"
 
 #define ID   "3f1c2b9a8d7e6f5041322314a5b6c7d8e9f00112233445566778899aabbccdde"
 #define ID2  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"

@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "addr2line.h"
-#include "dwarf.h"
+#include "symbolize/dwarf.h"
 
 /*
  * Each "@name" comment marks a line the tests look up by name: where the

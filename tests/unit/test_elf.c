@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "elf.h"
-#include "tls.h"
+#include "lib/elf.h"
+#include "proc/tls.h"
 #include "fixtures.h"
 
 #if defined(__x86_64__)

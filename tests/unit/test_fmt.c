@@ -17,8 +17,8 @@
 #include <locale.h>
 #include <wchar.h>
 
-#include "fmt.h"
-#include "output.h"
+#include "format/fmt.h"
+#include "format/output.h"
 
 /* What fn wrote, NUL-terminated; the caller frees it. */
 #define CAPTURE(buf, call)                                                                         \

@@ -17,9 +17,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "output.h"
-#include "profile.h"
-#include "symprof.h"
+#include "format/output.h"
+#include "profile/profile.h"
+#include "profile/symprof.h"
 
 #define DATA_START "<script type=\"application/json\" id=\"labelprof-data\">"
 

@@ -15,10 +15,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "input.h"
-#include "output.h"
-#include "profile.h"
-#include "symprof.h"
+#include "format/input.h"
+#include "format/output.h"
+#include "profile/profile.h"
+#include "profile/symprof.h"
 
 /* The example of docs/json-format.md, build ids completed. */
 static const char spec_example[] =

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "maps.h"
+#include "proc/maps.h"
 
 static struct maps *parse(const char *text, unsigned int flags)
 {

@@ -19,10 +19,10 @@
 #include <zlib.h>
 #include <cmocka.h>
 
-#include "input.h"
-#include "otlp.h"
-#include "output.h"
-#include "symprof.h"
+#include "format/input.h"
+#include "format/otlp.h"
+#include "format/output.h"
+#include "profile/symprof.h"
 
 #define PERIOD	   (1000000000ull / 99)
 #define S(sp, lit) symprof__string(sp, lit, sizeof(lit) - 1)
@@ -451,7 +451,7 @@ static void test_dictionary_rules(void **state)
 	symprof__free(sp);
 }
 
-/* Resources, scope, profile fields and merged values, as DESIGN section 5 says. */
+/* Resources, scope, profile fields and merged values, as docs/design.md section 5 says. */
 static void test_contents(void **state)
 {
 	__u32 sets[SET_COUNT];

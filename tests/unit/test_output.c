@@ -19,10 +19,10 @@
 #include <cmocka.h>
 
 #include "kallsyms.h"
-#include "output.h"
-#include "profile.h"
-#include "symprof.h"
-#include "symbols.h"
+#include "format/output.h"
+#include "profile/profile.h"
+#include "profile/symprof.h"
+#include "symbolize/symbols.h"
 
 int lp_out_leaf(int x);
 int lp_out_caller(int x);

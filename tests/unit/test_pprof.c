@@ -17,9 +17,9 @@
 #include <zlib.h>
 #include <cmocka.h>
 
-#include "input.h"
-#include "output.h"
-#include "symprof.h"
+#include "format/input.h"
+#include "format/output.h"
+#include "profile/symprof.h"
 #include "pprof/profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile pb_profile;

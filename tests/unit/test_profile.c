@@ -14,7 +14,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 struct lbl {
 	const char *key;

@@ -34,10 +34,10 @@
 
 #include "addr2line.h"
 #include "kallsyms.h"
-#include "maps.h"
-#include "profile.h"
+#include "proc/maps.h"
+#include "profile/profile.h"
 #include "skip.h"
-#include "symbols.h"
+#include "symbolize/symbols.h"
 
 /* Targets: global and not inlined, so that they have their own symbols. */
 int lp_sym_target_a(int x);

@@ -28,8 +28,8 @@
 
 #include <cmocka.h>
 
-#include "elf.h"
-#include "tls.h"
+#include "lib/elf.h"
+#include "proc/tls.h"
 #include "fixtures.h"
 #include "skip.h"
 

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "symprof.h"
-#include "top_view.h"
+#include "profile/symprof.h"
+#include "cmd/top_view.h"
 
 #define KEY(s)                                                                                     \
 	{                                                                                          \

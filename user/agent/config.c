@@ -1,0 +1,792 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The agent's settings: INI file and flags (agent_config.h, docs/agent.md). */
+#include <argp.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ini.h>
+
+#include "lib/compiler.h"
+#include "agent/config.h"
+#include "format/output.h"
+
+#define OTLP_PROFILES_PATH "/v1development/profiles"
+
+enum key_type {
+	T_UINT,	    /* unsigned int in [min, max] */
+	T_BYTES,    /* __u64 in [min, max], with a K/M/G/T suffix */
+	T_SIZE,	    /* size_t, likewise */
+	T_DURATION, /* __u64 nanoseconds in [min, max] */
+	T_BOOL,
+	T_PATH,	   /* const char *; empty: unset */
+	T_FORMATS, /* pprof, otlp, or both */
+	T_LABELS,  /* output__extra_labels_by_names */
+	T_ENDPOINT,
+	T_HEADERS,
+	T_LISTEN,
+	T_CGROUP, /* sampling filter */
+};
+
+struct key_def {
+	const char *name;
+	enum key_type type;
+	size_t offset;
+	__u64 min, max;
+	/* argp: the flag's argument name, NULL for keys set through sampling_argp */
+	const char *arg;
+	const char *doc;
+};
+
+#define OFF(field) offsetof(struct agent_config, field)
+#define MS	   1000000ull
+#define S	   1000000000ull
+#define DAY	   (86400 * S)
+
+static const struct key_def keys[] = {
+	{"interval", T_DURATION, OFF(interval_ns), S, DAY, "DURATION",
+	 "One profile per interval (default 60s)"},
+	{"output_dir", T_PATH, OFF(output_dir), 0, 0, "DIR", "Write the profiles here"},
+	{"formats", T_FORMATS, OFF(formats), 0, 0, "LIST",
+	 "Formats of the files: pprof (default), otlp, or pprof,otlp"},
+	{"max_dir_bytes", T_BYTES, OFF(max_dir_bytes), 0, UINT64_MAX, "BYTES",
+	 "Remove the oldest files past this total (default 1G; 0: no limit)"},
+	{"max_age", T_DURATION, OFF(max_age_ns), 0, 3650 * DAY, "DURATION",
+	 "Remove files older than this (default 7d; 0: no limit)"},
+	{"pprof_labels", T_LABELS, OFF(extra_labels), 0, 0, "LIST",
+	 "Also label samples with these: pid, tid, comm, thread_name"},
+	{"otlp_endpoint", T_ENDPOINT, OFF(otlp_url), 0, 0, "URL",
+	 "Push every profile to this OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318)"},
+	{"otlp_gzip", T_BOOL, OFF(otlp_gzip), 0, 0, "BOOL", "Compress requests (default true)"},
+	{"otlp_headers", T_HEADERS, OFF(headers), 0, 0, "LIST",
+	 "Request headers: Name=value,Name2=value2 (values may be %-encoded)"},
+	{"otlp_timeout", T_DURATION, OFF(otlp_timeout_ns), 100 * MS, 600 * S, "DURATION",
+	 "Give up on a request after this (default 10s)"},
+	{"otlp_retry_initial", T_DURATION, OFF(retry_initial_ns), 10 * MS, DAY, "DURATION",
+	 "First retry delay, doubled after every failure (default 1s)"},
+	{"otlp_retry_max", T_DURATION, OFF(retry_max_ns), 10 * MS, DAY, "DURATION",
+	 "Longest retry delay (default 60s)"},
+	{"spool_dir", T_PATH, OFF(spool_dir), 0, 0, "DIR",
+	 "Keep undelivered profiles here (default: in memory)"},
+	{"max_spool_bytes", T_BYTES, OFF(max_spool_bytes), 4096, UINT64_MAX, "BYTES",
+	 "Drop the oldest undelivered profiles past this (default 64M)"},
+	{"metrics_listen", T_LISTEN, OFF(metrics_listen), 0, 0, "ADDR:PORT",
+	 "Serve Prometheus metrics on http://ADDR:PORT/metrics (default: off)"},
+	{"max_profile_bytes", T_SIZE, OFF(max_profile_bytes), 1 << 20, 1ull << 40, "BYTES",
+	 "Memory for one interval's profile (default 64M)"},
+	/* the sampling options: flags from sampling_argp */
+	{"freq", T_UINT, OFF(sampling.freq_hz), 1, 100000, NULL, NULL},
+	{"cgroup", T_CGROUP, OFF(sampling.cgroup_path), 0, 0, NULL, NULL},
+	{"labels", T_BOOL, OFF(sampling.read_labels), 0, 0, NULL, NULL},
+	{"kernel_stacks", T_BOOL, OFF(sampling.kernel_stacks), 0, 0, NULL, NULL},
+	{"max_labels", T_UINT, OFF(sampling.max_labels), 1, LP_MAX_VALUE_LEN, NULL, NULL},
+	{"max_key_len", T_UINT, OFF(sampling.max_key_len), 1, LP_MAX_VALUE_LEN, NULL, NULL},
+	{"max_value_len", T_UINT, OFF(sampling.max_value_len), 1, LP_MAX_VALUE_LEN, NULL, NULL},
+	{"ringbuf_size", T_SIZE, OFF(sampling.ringbuf_bytes), 4096, 1 << 30, NULL, NULL},
+	{"verbose", T_BOOL, OFF(sampling.verbose), 0, 0, NULL, NULL},
+};
+
+#define KEY_COUNT  ARRAY_SIZE(keys)
+#define OPT_CONFIG 'c'
+#define OPT_KEY0   0x2000
+
+#define FIELD(c, k, type) ((type *)((char *)(c) + (k)->offset))
+
+/* A number and a unit; unit_of returns the multiplier of a suffix, 0 if unknown. */
+static int parse_scaled(const char *s, __u64 (*unit_of)(const char *), __u64 *out)
+{
+	char num[32];
+	size_t n = strspn(s, "0123456789");
+	unsigned long long v;
+	__u64 mult;
+
+	if (!n || n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	mult = unit_of(s + n);
+	if (cli_parse_uint(num, ULLONG_MAX, &v) || !mult || __builtin_mul_overflow(v, mult, out))
+		return -EINVAL;
+	return 0;
+}
+
+static __u64 duration_unit(const char *u)
+{
+	static const struct {
+		const char *name;
+		__u64 ns;
+	} units[] = {{"", S}, {"ms", MS}, {"s", S}, {"m", 60 * S}, {"h", 3600 * S}, {"d", DAY}};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(units); i++)
+		if (!strcmp(u, units[i].name))
+			return units[i].ns;
+	return 0;
+}
+
+int agent_parse_duration(const char *s, __u64 *ns)
+{
+	return parse_scaled(s, duration_unit, ns);
+}
+
+static __u64 size_unit(const char *u)
+{
+	static const char letters[] = "KMGT";
+	const char *l = *u ? strchr(letters, toupper((unsigned char)*u)) : NULL;
+
+	if (!*u || !strcmp(u, "B"))
+		return 1;
+	if (!l || (u[1] && strcmp(u + 1, "B") && strcmp(u + 1, "iB")))
+		return 0;
+	return 1ull << (10 * (l - letters + 1));
+}
+
+int agent_parse_size(const char *s, __u64 *bytes)
+{
+	return parse_scaled(s, size_unit, bytes);
+}
+
+int agent_parse_bool(const char *s, bool *b)
+{
+	static const char *const words[][2] = {
+		{"false", "true"}, {"no", "yes"}, {"off", "on"}, {"0", "1"}};
+	size_t i, j;
+
+	for (i = 0; i < ARRAY_SIZE(words); i++) {
+		for (j = 0; j < 2; j++) {
+			if (!strcasecmp(s, words[i][j])) {
+				*b = j;
+				return 0;
+			}
+		}
+	}
+	return -EINVAL;
+}
+
+/* Hands a malloc'd string (or NULL) to the configuration; NULL on allocation failure. */
+static char *keep(struct agent_config *c, char *s)
+{
+	char **strings = s ? realloc(c->strings, (c->string_count + 1) * sizeof(*strings)) : NULL;
+
+	if (!strings) {
+		free(s);
+		return NULL;
+	}
+	c->strings = strings;
+	c->strings[c->string_count++] = s;
+	return s;
+}
+
+/* A copy of len bytes of s the configuration owns; NULL on allocation failure. */
+static char *own(struct agent_config *c, const char *s, size_t len)
+{
+	return keep(c, strndup(s, len));
+}
+
+static int hexval(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	ch |= 0x20;
+	return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
+static bool is_token_char(char ch)
+{
+	return isalnum((unsigned char)ch) || strchr("!#$%&'*+-.^_`|~", ch);
+}
+
+static const char *trim(const char *s, size_t *len)
+{
+	while (*len && isspace((unsigned char)*s)) {
+		s++;
+		(*len)--;
+	}
+	while (*len && isspace((unsigned char)s[*len - 1]))
+		(*len)--;
+	return s;
+}
+
+/* Name=value[,Name=value...], as OTEL_EXPORTER_OTLP_HEADERS. */
+static int parse_headers(struct agent_config *c, const char *v, char *err, size_t err_len)
+{
+	static const char *const reserved[] = {"content-type", "content-encoding",
+					       "content-length"};
+	const char *item = v, *name, *val, *eq;
+	size_t len, name_len, val_len, i, k;
+	int hi, lo;
+	char *out;
+
+	c->header_count = 0;
+	while (*item) {
+		len = strcspn(item, ",");
+		eq = memchr(item, '=', len);
+		if (!eq) {
+			snprintf(err, err_len, "'%.*s' is not Name=value", (int)len, item);
+			return -EINVAL;
+		}
+		name_len = eq - item;
+		name = trim(item, &name_len);
+		val_len = item + len - eq - 1;
+		val = trim(eq + 1, &val_len);
+		for (i = 0; i < name_len && is_token_char(name[i]); i++)
+			;
+		if (!name_len || i < name_len) {
+			snprintf(err, err_len, "invalid header name '%.*s'", (int)name_len, name);
+			return -EINVAL;
+		}
+		for (k = 0; k < ARRAY_SIZE(reserved); k++) {
+			if (strlen(reserved[k]) == name_len &&
+			    !strncasecmp(name, reserved[k], name_len)) {
+				snprintf(err, err_len, "%.*s is set by labelprof", (int)name_len,
+					 name);
+				return -EINVAL;
+			}
+		}
+		if (c->header_count == AGENT_MAX_HEADERS) {
+			snprintf(err, err_len, "at most %d headers", AGENT_MAX_HEADERS);
+			return -EINVAL;
+		}
+		c->headers[c->header_count].name = own(c, name, name_len);
+		out = own(c, val, val_len);
+		if (!out || !c->headers[c->header_count].name)
+			return -ENOMEM;
+		/* %XX decoding in place; control bytes (CR, LF) would split the request */
+		for (i = k = 0; i < val_len; i++, k++) {
+			if (val[i] == '%' && i + 2 < val_len && (hi = hexval(val[i + 1])) >= 0 &&
+			    (lo = hexval(val[i + 2])) >= 0) {
+				out[k] = hi << 4 | lo;
+				i += 2;
+			} else {
+				out[k] = val[i];
+			}
+			if ((unsigned char)out[k] < 0x20 || out[k] == 0x7f) {
+				snprintf(err, err_len, "control character in the value of %.*s",
+					 (int)name_len, name);
+				return -EINVAL;
+			}
+		}
+		out[k] = '\0';
+		c->headers[c->header_count++].value = out;
+		item += len;
+		if (*item)
+			item++;
+	}
+	return 0;
+}
+
+/* ADDR:PORT, [V6ADDR]:PORT or :PORT (every address). */
+static int parse_listen(struct agent_config *c, const char *v, char *err, size_t err_len)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC,
+				 .ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV},
+			*res;
+	const char *colon = strrchr(v, ':');
+	char host[256];
+	unsigned long long port;
+	size_t hlen;
+	int rc;
+
+	if (!colon || cli_parse_uint(colon + 1, 65535, &port) || !port) {
+		snprintf(err, err_len, "'%s' is not ADDRESS:PORT", v);
+		return -EINVAL;
+	}
+	hlen = colon - v;
+	if (hlen >= 2 && v[0] == '[' && v[hlen - 1] == ']') {
+		v++;
+		hlen -= 2;
+	}
+	if (hlen >= sizeof(host)) {
+		snprintf(err, err_len, "address too long");
+		return -EINVAL;
+	}
+	memcpy(host, v, hlen);
+	host[hlen] = '\0';
+	rc = getaddrinfo(hlen ? host : NULL, colon + 1, &hints, &res);
+	if (rc) {
+		snprintf(err, err_len, "cannot resolve '%.64s': %s", host, gai_strerror(rc));
+		return -EINVAL;
+	}
+	memcpy(&c->metrics_addr, res->ai_addr, res->ai_addrlen);
+	c->metrics_addr_len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+static int parse_endpoint(struct agent_config *c, const char *v, char *err, size_t err_len)
+{
+	size_t len = strlen(v);
+	char *url;
+
+	if (strncmp(v, "http://", 7) && strncmp(v, "https://", 8)) {
+		snprintf(err, err_len, "'%s' is not an http:// or https:// URL", v);
+		return -EINVAL;
+	}
+	while (len && v[len - 1] == '/')
+		len--;
+	if (asprintf(&url, "%.*s%s", (int)len, v, OTLP_PROFILES_PATH) < 0)
+		return -ENOMEM;
+	c->otlp_url = keep(c, url);
+	return c->otlp_url ? 0 : -ENOMEM;
+}
+
+static int parse_formats(struct agent_config *c, const char *v, char *err, size_t err_len)
+{
+	const char *p = v;
+	size_t len;
+
+	c->formats = 0;
+	while (*p) {
+		len = strcspn(p, ",");
+		if (len == 5 && !strncmp(p, "pprof", 5)) {
+			c->formats |= AGENT_FORMAT_PPROF;
+		} else if (len == 4 && !strncmp(p, "otlp", 4)) {
+			c->formats |= AGENT_FORMAT_OTLP;
+		} else {
+			snprintf(err, err_len, "unknown format '%.*s' (pprof, otlp)", (int)len, p);
+			return -EINVAL;
+		}
+		p += len + !!p[len];
+	}
+	if (!c->formats) {
+		snprintf(err, err_len, "no format given (pprof, otlp)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Sets key k from v; 0, or -errno with what is wrong in err. */
+static int set_key(struct agent_config *c, const struct key_def *k, const char *v, char *err,
+		   size_t err_len)
+{
+	unsigned long long n = 0;
+	bool b;
+	int r;
+
+	switch (k->type) {
+	case T_UINT:
+	case T_BYTES:
+	case T_SIZE:
+	case T_DURATION:
+		r = k->type == T_UINT	    ? cli_parse_uint(v, ULLONG_MAX, &n)
+		    : k->type == T_DURATION ? agent_parse_duration(v, &n)
+					    : agent_parse_size(v, &n);
+		if (r) {
+			snprintf(err, err_len, "invalid %s '%s'%s",
+				 k->type == T_DURATION ? "duration"
+				 : k->type == T_UINT   ? "number"
+						       : "size",
+				 v,
+				 k->type == T_DURATION ? " (e.g. 500ms, 60s, 5m, 1h, 7d)"
+				 : k->type == T_UINT   ? ""
+						       : " (e.g. 4096, 64K, 512M, 1G)");
+			return -EINVAL;
+		}
+		if (n < k->min || n > k->max) {
+			snprintf(err, err_len, "'%s' is out of range", v);
+			return -EINVAL;
+		}
+		if (k->type == T_UINT)
+			*FIELD(c, k, unsigned int) = n;
+		else if (k->type == T_SIZE)
+			*FIELD(c, k, size_t) = n;
+		else
+			*FIELD(c, k, __u64) = n;
+		return 0;
+	case T_BOOL:
+		if (agent_parse_bool(v, &b)) {
+			snprintf(err, err_len, "invalid boolean '%s' (true or false)", v);
+			return -EINVAL;
+		}
+		*FIELD(c, k, bool) = b;
+		return 0;
+	case T_FORMATS:
+		return parse_formats(c, v, err, err_len);
+	case T_LABELS:
+		r = *v ? output__extra_labels_by_names(v) : 0;
+		if (r < 0) {
+			snprintf(err, err_len,
+				 "unknown label in '%s' (pid, tid, comm, thread_name)", v);
+			return -EINVAL;
+		}
+		c->extra_labels = r;
+		return 0;
+	case T_HEADERS:
+		return parse_headers(c, v, err, err_len);
+	default:
+		break;
+	}
+	/* strings: empty means unset */
+	if (!*v) {
+		*FIELD(c, k, const char *) = NULL;
+		if (k->type == T_CGROUP)
+			c->sampling.filter_mode = LP_FILTER_ALL;
+		return 0;
+	}
+	if (k->type == T_ENDPOINT)
+		return parse_endpoint(c, v, err, err_len);
+	if (k->type == T_LISTEN && parse_listen(c, v, err, err_len))
+		return -EINVAL;
+	*FIELD(c, k, const char *) = own(c, v, strlen(v));
+	if (!*FIELD(c, k, const char *))
+		return -ENOMEM;
+	if (k->type == T_CGROUP)
+		c->sampling.filter_mode = LP_FILTER_CGROUP;
+	return 0;
+}
+
+static const struct key_def *key_by_name(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < KEY_COUNT; i++)
+		if (!strcmp(keys[i].name, name))
+			return &keys[i];
+	return NULL;
+}
+
+static struct agent_config *config_new(void)
+{
+	struct agent_config *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->refs = 1;
+	c->sampling.freq_hz = 19;
+	c->sampling.read_labels = true;
+	c->sampling.kernel_stacks = true;
+	c->interval_ns = 60 * S;
+	c->max_profile_bytes = 64 << 20;
+	c->formats = AGENT_FORMAT_PPROF;
+	c->max_dir_bytes = 1ull << 30;
+	c->max_age_ns = 7 * DAY;
+	c->otlp_gzip = true;
+	c->otlp_timeout_ns = 10 * S;
+	c->retry_initial_ns = S;
+	c->retry_max_ns = 60 * S;
+	c->max_spool_bytes = 64 << 20;
+	return c;
+}
+
+struct agent_config *agent_config__get(struct agent_config *c)
+{
+	__atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+	return c;
+}
+
+void agent_config__put(struct agent_config *c)
+{
+	size_t i;
+
+	if (!c || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	for (i = 0; i < c->string_count; i++)
+		free(c->strings[i]);
+	free(c->strings);
+	for (i = 0; c->argv && i < (size_t)c->argc; i++)
+		free(c->argv[i]);
+	free(c->argv);
+	free(c);
+}
+
+/* ---- the file ------------------------------------------------------------ */
+
+struct file_ctx {
+	struct agent_config *c;
+	FILE *f;
+	char *line_buf;
+	size_t line_cap;
+	int line; /* lines handed to inih so far: the current line */
+	int set_on[KEY_COUNT];
+	int err_line; /* first error found here; 0: none */
+	char msg[384];
+};
+
+static void file_error(struct file_ctx *x, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void file_error(struct file_ctx *x, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (x->err_line)
+		return;
+	x->err_line = x->line;
+	va_start(ap, fmt);
+	vsnprintf(x->msg, sizeof(x->msg), fmt, ap);
+	va_end(ap);
+}
+
+/* inih's reader: counts lines, and refuses what inih would silently misread. */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct file_ctx *x = stream;
+	ssize_t n = getline(&x->line_buf, &x->line_cap, x->f);
+
+	if (n < 0)
+		return NULL;
+	x->line++;
+	if (n >= num) {
+		/* inih would cut the line and read the rest as another line */
+		file_error(x, "line longer than %d bytes", num - 2);
+		n = 0;
+	} else if (n > 0 && (x->line_buf[0] == ' ' || x->line_buf[0] == '\t') &&
+		   x->line_buf[strspn(x->line_buf, " \t\r\n")] &&
+		   !strchr(";#", x->line_buf[strspn(x->line_buf, " \t")])) {
+		/* inih would append it to the previous value */
+		file_error(x, "indented line (continuation lines are not supported)");
+	}
+	memcpy(str, x->line_buf, n);
+	str[n] = '\0';
+	return str;
+}
+
+static int on_key(void *user, const char *section, const char *name, const char *value)
+{
+	struct file_ctx *x = user;
+	const struct key_def *k = key_by_name(name);
+	char why[256];
+	int err;
+
+	if (*section) {
+		file_error(x, "%s: sections are not used (found [%s])", name, section);
+		return 0;
+	}
+	if (!k) {
+		file_error(x, "unknown key '%s'", name);
+		return 0;
+	}
+	if (x->set_on[k - keys]) {
+		file_error(x, "%s: set twice (first on line %d)", name, x->set_on[k - keys]);
+		return 0;
+	}
+	x->set_on[k - keys] = x->line;
+	err = set_key(x->c, k, value, why, sizeof(why));
+	if (err) {
+		file_error(x, "%s: %s", name, err == -ENOMEM ? "out of memory" : why);
+		return 0;
+	}
+	return 1;
+}
+
+static int parse_file(struct agent_config *c, FILE *f, const char *name, char *err, size_t err_len)
+{
+	struct file_ctx x = {.c = c, .f = f};
+	int line = ini_parse_stream(read_line, &x, on_key, &x);
+
+	free(x.line_buf);
+	if (line == -2) {
+		snprintf(err, err_len, "%s: out of memory", name);
+		return -ENOMEM;
+	}
+	if (ferror(f)) {
+		snprintf(err, err_len, "%s: cannot read: %s", name, strerror(errno));
+		return -EIO;
+	}
+	if (x.err_line && (line <= 0 || x.err_line <= line)) {
+		snprintf(err, err_len, "%s:%d: %s", name, x.err_line, x.msg);
+		return -EINVAL;
+	}
+	if (line > 0) {
+		snprintf(err, err_len, "%s:%d: syntax error (expected 'key = value')", name, line);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* What no single key can check. */
+static int validate(const struct agent_config *c, char *err, size_t err_len)
+{
+	const char *name = c->path ? c->path : "", *sep = c->path ? ": " : "";
+
+	if (!c->output_dir && !c->otlp_url) {
+		snprintf(err, err_len, "%s%snothing to do: set output_dir or otlp_endpoint", name,
+			 sep);
+		return -EINVAL;
+	}
+	if (c->retry_initial_ns > c->retry_max_ns) {
+		snprintf(err, err_len, "%s%sotlp_retry_initial is longer than otlp_retry_max", name,
+			 sep);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct agent_config *agent_config__parse_string(const char *text, const char *name, char *err,
+						size_t err_len)
+{
+	struct agent_config *c = config_new();
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+
+	if (!c || !f) {
+		snprintf(err, err_len, "out of memory");
+		goto out_free;
+	}
+	if (parse_file(c, f, name, err, err_len))
+		goto out_free;
+	fclose(f);
+	return c;
+
+out_free:
+	if (f)
+		fclose(f);
+	agent_config__put(c);
+	return NULL;
+}
+
+/* ---- the flags ----------------------------------------------------------- */
+
+static struct argp_option options[KEY_COUNT + 2];
+static char option_names[KEY_COUNT][32]; /* the keys' names, '-' for '_' */
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct agent_config *c = state->input;
+	const struct key_def *k;
+	char why[256];
+	int err;
+
+	if (key == ARGP_KEY_INIT) {
+		state->child_inputs[0] = &c->sampling;
+		return 0;
+	}
+	if (key == OPT_CONFIG) {
+		c->path = own(c, arg, strlen(arg));
+		if (!c->path)
+			argp_failure(state, 1, ENOMEM, "--config");
+		return 0;
+	}
+	if (key < OPT_KEY0 || key >= OPT_KEY0 + (int)KEY_COUNT)
+		return ARGP_ERR_UNKNOWN;
+	k = &keys[key - OPT_KEY0];
+	err = set_key(c, k, arg, why, sizeof(why));
+	if (err == -ENOMEM)
+		argp_failure(state, 1, ENOMEM, "--%s", option_names[k - keys]);
+	if (err)
+		argp_error(state, "--%s: %s", option_names[k - keys], why);
+	return 0;
+}
+
+static const struct argp *agent_argp(void)
+{
+	static const struct argp_child children[] = {
+		{&sampling_argp, 0, "What to sample:", 1},
+		{},
+	};
+	static const struct argp argp = {
+		.options = options,
+		.parser = parse_opt,
+		.doc = "Continuous profiling: samples CPU stacks with their labels, writes one "
+		       "profile per interval to a directory and/or pushes it to an OTLP/HTTP "
+		       "endpoint, serves Prometheus metrics. Settings come from the --config "
+		       "file (docs/agent.md); every setting is also a flag, which wins over the "
+		       "file. SIGHUP reloads the file.",
+		.children = children,
+	};
+	size_t i, n = 0, j;
+
+	if (options[0].name)
+		return &argp;
+	options[n++] = (struct argp_option){
+		"config", OPT_CONFIG, "FILE", 0, "Read the settings from this INI file", 0};
+	for (i = 0; i < KEY_COUNT; i++) {
+		if (!keys[i].arg)
+			continue;
+		for (j = 0; keys[i].name[j] && j < sizeof(option_names[i]) - 1; j++)
+			option_names[i][j] = keys[i].name[j] == '_' ? '-' : keys[i].name[j];
+		options[n++] = (struct argp_option){
+			option_names[i], OPT_KEY0 + i, keys[i].arg, 0, keys[i].doc, 0};
+	}
+	return &argp;
+}
+
+static char **copy_argv(int argc, char **argv)
+{
+	char **copy = calloc(argc + 1, sizeof(*copy));
+	int i;
+
+	for (i = 0; copy && i < argc; i++) {
+		copy[i] = strdup(argv[i]);
+		if (!copy[i]) {
+			while (i--)
+				free(copy[i]);
+			free(copy);
+			return NULL;
+		}
+	}
+	return copy;
+}
+
+/* Applies the flags to c; the copy of argv they point into is kept by c. */
+static int parse_flags(struct agent_config *c, int argc, char **argv)
+{
+	c->argv = copy_argv(argc, argv);
+	if (!c->argv)
+		return -ENOMEM;
+	c->argc = argc;
+	argp_err_exit_status = 2;
+	return argp_parse(agent_argp(), argc, c->argv, 0, NULL, c) ? -EINVAL : 0;
+}
+
+struct agent_config *agent_config__load(int argc, char **argv, char *err, size_t err_len)
+{
+	struct agent_config *flags = config_new(), *c = config_new();
+	FILE *f = NULL;
+
+	if (!flags || !c) {
+		snprintf(err, err_len, "out of memory");
+		goto out_free;
+	}
+	/* the flags first on their own: to find the file, and to check them */
+	if (parse_flags(flags, argc, argv)) {
+		snprintf(err, err_len, "cannot parse the command line");
+		goto out_free;
+	}
+	if (flags->path) {
+		f = fopen(flags->path, "re");
+		if (!f) {
+			snprintf(err, err_len, "cannot read %s: %s", flags->path, strerror(errno));
+			goto out_free;
+		}
+		if (parse_file(c, f, flags->path, err, err_len))
+			goto out_free;
+	}
+	if (parse_flags(c, argc, argv)) {
+		snprintf(err, err_len, "cannot parse the command line");
+		goto out_free;
+	}
+	if (validate(c, err, err_len))
+		goto out_free;
+	if (f)
+		fclose(f);
+	agent_config__put(flags);
+	return c;
+
+out_free:
+	if (f)
+		fclose(f);
+	agent_config__put(flags);
+	agent_config__put(c);
+	return NULL;
+}
+
+bool agent_config__same_sampling(const struct agent_config *a, const struct agent_config *b)
+{
+	const struct sampling_args *x = &a->sampling, *y = &b->sampling;
+
+	return x->freq_hz == y->freq_hz && x->filter_mode == y->filter_mode &&
+	       x->pid_count == y->pid_count &&
+	       !memcmp(x->pids, y->pids, x->pid_count * sizeof(x->pids[0])) &&
+	       !strcmp(x->cgroup_path ? x->cgroup_path : "",
+		       y->cgroup_path ? y->cgroup_path : "") &&
+	       x->read_labels == y->read_labels && x->kernel_stacks == y->kernel_stacks &&
+	       x->max_labels == y->max_labels && x->max_key_len == y->max_key_len &&
+	       x->max_value_len == y->max_value_len && x->ringbuf_bytes == y->ringbuf_bytes &&
+	       x->verbose == y->verbose && a->max_profile_bytes == b->max_profile_bytes;
+}

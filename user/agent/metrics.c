@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Prometheus metrics of the agent (agent_metrics.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <microhttpd.h>
+
+#include "agent/metrics.h"
+
+int metrics__self(double *cpu_seconds, __u64 *rss_bytes)
+{
+	unsigned long utime, stime;
+	long rss;
+	char buf[1024], *p;
+	ssize_t n;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	/* fields after the command name, which may hold spaces and ')': from field 3 (state) */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2,
+			 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %*d "
+			 "%*d %*u %*u %ld",
+			 &utime, &stime, &rss) != 3)
+		return -EIO;
+	*cpu_seconds = (double)(utime + stime) / sysconf(_SC_CLK_TCK);
+	*rss_bytes = (__u64)(rss > 0 ? rss : 0) * sysconf(_SC_PAGESIZE);
+	return 0;
+}
+
+struct render {
+	char *buf;
+	size_t len;
+	size_t used; /* may exceed len: then the text was cut */
+};
+
+static void put(struct render *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct render *r, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(r->used < r->len ? r->buf + r->used : NULL,
+		      r->used < r->len ? r->len - r->used : 0, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		r->used += n;
+}
+
+static void metric(struct render *r, const char *name, const char *type, const char *help, __u64 v)
+{
+	put(r, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name, help, name, type, name,
+	    (unsigned long long)v);
+}
+
+size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 rss_bytes, char *buf,
+		       size_t len)
+{
+	struct render r = {buf, len, 0};
+
+	metric(&r, "labelprof_samples_total", "counter", "CPU samples received.",
+	       stats__get(&st->samples));
+	metric(&r, "labelprof_samples_with_labels_total", "counter",
+	       "CPU samples that carried at least one label.",
+	       stats__get(&st->samples_with_labels));
+	metric(&r, "labelprof_ringbuf_drops_total", "counter",
+	       "Samples lost because the ring buffer was full.", stats__get(&st->ringbuf_drops));
+	metric(&r, "labelprof_label_read_faults_total", "counter",
+	       "Label reads that faulted in the sampled process.",
+	       stats__get(&st->label_read_faults));
+	metric(&r, "labelprof_processes_tracked", "gauge", "Processes in the process table.",
+	       stats__get(&st->processes_tracked));
+	metric(&r, "labelprof_intervals_total", "counter", "Profiles (intervals) completed.",
+	       stats__get(&st->intervals));
+	metric(&r, "labelprof_export_success_total", "counter",
+	       "OTLP requests the endpoint accepted.", stats__get(&st->export_success));
+	metric(&r, "labelprof_export_failure_total", "counter",
+	       "OTLP requests that failed (each attempt).", stats__get(&st->export_failure));
+	metric(&r, "labelprof_export_rejected_total", "counter",
+	       "OTLP requests the endpoint refused with a status not to retry: dropped.",
+	       stats__get(&st->export_rejected));
+	metric(&r, "labelprof_spool_bytes", "gauge", "Bytes of OTLP requests waiting for delivery.",
+	       stats__get(&st->spool_bytes));
+	metric(&r, "labelprof_spool_intervals", "gauge", "OTLP requests waiting for delivery.",
+	       stats__get(&st->spool_intervals));
+	metric(&r, "labelprof_spool_dropped_total", "counter",
+	       "Intervals never delivered: spool or queue full, or refused by the endpoint.",
+	       stats__get(&st->spool_dropped));
+	metric(&r, "labelprof_file_write_failure_total", "counter",
+	       "Profile files that could not be written to output_dir.",
+	       stats__get(&st->file_write_failure));
+	metric(&r, "labelprof_spool_write_failure_total", "counter",
+	       "OTLP requests that could not be written to spool_dir (held in memory instead).",
+	       stats__get(&st->spool_write_failure));
+	put(&r,
+	    "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
+	    "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %.2f\n",
+	    cpu_seconds);
+	metric(&r, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+	       rss_bytes);
+	return r.used;
+}
+
+struct metrics_server {
+	struct MHD_Daemon *daemon;
+	const struct agent_stats *st;
+};
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, char *text,
+			     size_t len)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	if (!text)
+		return MHD_NO;
+	resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls)
+{
+	struct metrics_server *m = cls;
+	double cpu = 0;
+	__u64 rss = 0;
+	size_t len = 4096, n;
+	char *text;
+
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("GET only\n"), 9);
+	if (strcmp(url, "/metrics"))
+		return reply(conn, MHD_HTTP_NOT_FOUND, strdup("see /metrics\n"), 13);
+	/* what cannot be read is reported as 0: the agent's counters matter more */
+	metrics__self(&cpu, &rss);
+	for (;;) {
+		text = malloc(len);
+		if (!text)
+			return MHD_NO;
+		n = metrics__render(m->st, cpu, rss, text, len);
+		if (n < len)
+			return reply(conn, MHD_HTTP_OK, text, n);
+		free(text);
+		len = n + 1;
+	}
+}
+
+struct metrics_server *metrics_server__start(const struct sockaddr *addr,
+					     const struct agent_stats *st, char *err,
+					     size_t err_len)
+{
+	struct metrics_server *m = calloc(1, sizeof(*m));
+	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD;
+
+	if (!m) {
+		snprintf(err, err_len, "out of memory");
+		return NULL;
+	}
+	m->st = st;
+	if (addr->sa_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	errno = 0;
+	/* few, short connections: a scraper or two */
+	m->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, m, MHD_OPTION_SOCK_ADDR,
+				     addr, MHD_OPTION_CONNECTION_LIMIT, 16U,
+				     MHD_OPTION_CONNECTION_TIMEOUT, 10U, MHD_OPTION_END);
+	if (!m->daemon) {
+		snprintf(err, err_len, "cannot serve metrics: %s",
+			 errno ? strerror(errno) : "libmicrohttpd failed to start");
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void metrics_server__stop(struct metrics_server *m)
+{
+	if (!m)
+		return;
+	MHD_stop_daemon(m->daemon);
+	free(m);
+}

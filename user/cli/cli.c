@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Helpers the labelprof commands share: argument parsing, target processes, output files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "labelprof.h"
+
+enum {
+	OPT_CGROUP = 0x1000,
+	OPT_NO_LABELS,
+	OPT_NO_KERNEL,
+	OPT_MAX_LABELS,
+	OPT_MAX_KEY,
+	OPT_MAX_VALUE,
+	OPT_RINGBUF,
+};
+
+static const struct argp_option sampling_options[] = {
+	{"all", 'a', NULL, 0, "Sample every process on every CPU (the default)", 0},
+	{"pid", 'p', "PID[,PID...]", 0, "Sample only these processes", 0},
+	{"cgroup", OPT_CGROUP, "PATH", 0, "Sample only processes in this cgroup v2 directory", 0},
+	{"freq", 'F', "HZ", 0, "Samples per second per CPU (default 99; agent: 19)", 0},
+	{"no-labels", OPT_NO_LABELS, NULL, 0, "Do not read labels (stacks only)", 0},
+	{"no-kernel-stacks", OPT_NO_KERNEL, NULL, 0, "Do not collect kernel stacks", 0},
+	{"max-labels", OPT_MAX_LABELS, "N", 0, "Labels read per sample (default 16)", 0},
+	{"max-key-len", OPT_MAX_KEY, "BYTES", 0, "Key bytes read per label (default 128)", 0},
+	{"max-value-len", OPT_MAX_VALUE, "BYTES", 0, "Value bytes read per label (default 256)", 0},
+	{"ringbuf-size", OPT_RINGBUF, "BYTES", 0,
+	 "Ring buffer size (default: 2 s of samples at the frequency, 1 .. 64 MiB)", 0},
+	{"verbose", 'v', NULL, 0, "Say more, including libbpf's messages", 0},
+	{},
+};
+
+static error_t parse_sampling_opt(int key, char *arg, struct argp_state *state)
+{
+	struct sampling_args *args = state->input;
+	unsigned long long v;
+	char *tok, *save = NULL;
+
+	switch (key) {
+	case 'a':
+		args->filter_mode = LP_FILTER_ALL;
+		args->all = true;
+		break;
+	case 'p':
+		args->filter_mode = LP_FILTER_PIDS;
+		for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			if (cli_parse_uint(tok, INT_MAX, &v) || !v)
+				argp_error(state, "invalid pid '%s'", tok);
+			if (args->pid_count == CLI_MAX_PIDS)
+				argp_error(state, "at most %d pids", CLI_MAX_PIDS);
+			args->pids[args->pid_count++] = v;
+		}
+		break;
+	case OPT_CGROUP:
+		args->filter_mode = LP_FILTER_CGROUP;
+		args->cgroup_path = arg;
+		break;
+	case 'F':
+		if (cli_parse_uint(arg, 100000, &v) || !v)
+			argp_error(state, "invalid frequency '%s' (1..100000 Hz)", arg);
+		args->freq_hz = v;
+		break;
+	case OPT_NO_LABELS:
+		args->read_labels = false;
+		break;
+	case OPT_NO_KERNEL:
+		args->kernel_stacks = false;
+		break;
+	case OPT_MAX_LABELS:
+	case OPT_MAX_KEY:
+	case OPT_MAX_VALUE:
+		if (cli_parse_uint(arg, LP_MAX_VALUE_LEN, &v) || !v)
+			argp_error(state, "invalid limit '%s'", arg);
+		if (key == OPT_MAX_LABELS)
+			args->max_labels = v;
+		else if (key == OPT_MAX_KEY)
+			args->max_key_len = v;
+		else
+			args->max_value_len = v;
+		break;
+	case OPT_RINGBUF:
+		if (cli_parse_uint(arg, 1ull << 30, &v) || v < 4096)
+			argp_error(state, "invalid ring buffer size '%s' (4096 .. 1 GiB)", arg);
+		args->ringbuf_bytes = v;
+		break;
+	case 'v':
+		args->verbose = true;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp sampling_argp = {
+	.options = sampling_options,
+	.parser = parse_sampling_opt,
+};
+
+void sampling_args__sampler_opts(const struct sampling_args *args, struct sampler_opts *so)
+{
+	*so = (struct sampler_opts){
+		.freq_hz = args->freq_hz,
+		.filter_mode = args->filter_mode,
+		.pids = args->pids,
+		.pid_count = args->pid_count,
+		.cgroup_path = args->cgroup_path,
+		.read_labels = args->read_labels,
+		.kernel_stacks = args->kernel_stacks,
+		.user_stacks = true,
+		.max_labels = args->max_labels,
+		.max_key_len = args->max_key_len,
+		.max_value_len = args->max_value_len,
+		.ringbuf_bytes = args->ringbuf_bytes,
+		.verbose = args->verbose,
+	};
+}
+
+int sampling_args__check_targets(const struct sampling_args *args)
+{
+	size_t i;
+
+	for (i = 0; i < args->pid_count; i++) {
+		if (!cli_process_alive(args->pids[i])) {
+			fprintf(stderr, "labelprof: no such process: %d\n", args->pids[i]);
+			return -ESRCH;
+		}
+	}
+	if (args->cgroup_path && access(args->cgroup_path, F_OK)) {
+		fprintf(stderr, "labelprof: cgroup not found: %s: %s\n", args->cgroup_path,
+			strerror(errno));
+		return -ENOENT;
+	}
+	return 0;
+}
+
+bool sampling_args__any_alive(const struct sampling_args *args)
+{
+	size_t i;
+
+	for (i = 0; i < args->pid_count; i++)
+		if (cli_process_alive(args->pids[i]))
+			return true;
+	return false;
+}
+
+enum {
+	OPT_FORMAT = 0x2000,
+	OPT_PPROF_LABELS,
+};
+
+static const struct argp_option output_options[] = {
+	{"format", OPT_FORMAT, "FORMAT", 0,
+	 "json (default), folded (flamegraph.pl input), report (CPU share per label value), pprof, "
+	 "otlp, otlp-json or html",
+	 0},
+	{"output", 'o', "FILE", 0, "Write the profile here instead of standard output", 0},
+	{"pprof-labels", OPT_PPROF_LABELS, "LIST", 0,
+	 "Also label pprof/OTLP samples with these: pid, tid, comm, thread_name (comma-separated)",
+	 0},
+	{},
+};
+
+static error_t parse_output_opt(int key, char *arg, struct argp_state *state)
+{
+	struct output_args *args = state->input;
+	int v;
+
+	switch (key) {
+	case OPT_FORMAT:
+		v = output__format_by_name(arg);
+		if (v < 0)
+			argp_error(state, "unknown format '%s' (%s)", arg, output__format_names());
+		args->format = v;
+		break;
+	case OPT_PPROF_LABELS:
+		v = output__extra_labels_by_names(arg);
+		if (v < 0)
+			argp_error(state, "unknown label in '%s' (pid, tid, comm, thread_name)",
+				   arg);
+		args->opts.extra_labels = v;
+		break;
+	case 'o':
+		args->path = arg;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp output_argp = {
+	.options = output_options,
+	.parser = parse_output_opt,
+};
+
+int output_args__check(const struct output_args *args)
+{
+	if (!args->path && output__format_is_binary(args->format) && isatty(STDOUT_FILENO)) {
+		fprintf(stderr,
+			"labelprof: %s is binary: not writing it to a terminal (use -o FILE)\n",
+			output__format_name(args->format));
+		return -ENOTTY;
+	}
+	return 0;
+}
+
+int cli_parse_uint(const char *s, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || *out > max)
+		return -EINVAL;
+	return 0;
+}
+
+bool cli_process_alive(pid_t pid)
+{
+	char path[64], buf[512], *paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT && errno != ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	/* the state follows the command name, which may itself hold ')' */
+	paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+}
+
+/* A device or pipe at path (lst: its lstat) to write to directly, or -1. */
+static int open_special(const char *path, const struct stat *lst)
+{
+	struct stat st;
+	int fd;
+
+	if (S_ISLNK(lst->st_mode)) {
+		/* followed only if nobody else could have planted it */
+		if (lst->st_uid != 0 && lst->st_uid != geteuid())
+			return -1;
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+	} else {
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return S_ISLNK(lst->st_mode) ? -1 : -errno;
+	if (!fstat(fd, &st) && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+		return fd;
+	close(fd);
+	return S_ISLNK(lst->st_mode) ? -1 : -EINVAL;
+}
+
+int output_file__open(struct output_file *of, const char *path)
+{
+	char dir_buf[PATH_MAX], base_buf[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	of->path = path;
+	if (!path) {
+		of->f = stdout;
+		return 0;
+	}
+	if (!lstat(path, &st) && S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!lstat(path, &st) && !S_ISREG(st.st_mode)) {
+		fd = open_special(path, &st);
+		if (fd < -1)
+			return fd;
+		if (fd >= 0) {
+			of->direct = true;
+			of->f = fdopen(fd, "w");
+			if (!of->f) {
+				close(fd);
+				return -ENOMEM;
+			}
+			return 0;
+		}
+	}
+	snprintf(dir_buf, sizeof(dir_buf), "%s", path);
+	snprintf(base_buf, sizeof(base_buf), "%s", path);
+	if ((size_t)snprintf(of->tmp_path, sizeof(of->tmp_path), "%s/.%s.XXXXXX", dirname(dir_buf),
+			     basename(base_buf)) >= sizeof(of->tmp_path))
+		return -ENAMETOOLONG;
+	fd = mkostemp(of->tmp_path, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fchmod(fd, 0644) || !(of->f = fdopen(fd, "w"))) {
+		int err = -errno;
+
+		close(fd);
+		unlink(of->tmp_path);
+		return err;
+	}
+	return 0;
+}
+
+int output_file__commit(struct output_file *of)
+{
+	int err = 0;
+
+	if (!of->path)
+		return fflush(stdout) ? -errno : 0;
+	if (of->direct) {
+		err = fclose(of->f) ? -errno : 0;
+		of->f = NULL;
+		return err;
+	}
+	if (fflush(of->f) || fsync(fileno(of->f)))
+		err = -errno;
+	if (fclose(of->f) && !err)
+		err = -errno;
+	of->f = NULL;
+	if (!err && rename(of->tmp_path, of->path))
+		err = -errno;
+	if (err)
+		unlink(of->tmp_path);
+	return err;
+}
+
+void output_file__abort(struct output_file *of)
+{
+	if (!of->path || !of->f)
+		return;
+	fclose(of->f);
+	if (!of->direct)
+		unlink(of->tmp_path);
+	of->f = NULL;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Helpers the labelprof commands share: argument parsing, target processes, output files. */
+#ifndef LABELPROF_CLI_H
+#define LABELPROF_CLI_H
+
+#include <argp.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "format/output.h"
+#include "sampling/sampler.h"
+
+#define CLI_MAX_PIDS 1024
+
+/* What to sample and how: the options every sampling command shares. */
+struct sampling_args {
+	unsigned int freq_hz; /* set the command's default before parsing */
+	enum lp_filter_mode filter_mode;
+	pid_t pids[CLI_MAX_PIDS];
+	size_t pid_count;
+	const char *cgroup_path;
+	bool all; /* -a given */
+	bool read_labels;
+	bool kernel_stacks;
+	unsigned int max_labels;
+	unsigned int max_key_len;
+	unsigned int max_value_len;
+	size_t ringbuf_bytes;
+	bool verbose;
+};
+
+/*
+ * The argp parser of struct sampling_args, to include as a child
+ * (struct argp_child) whose input the parent sets in ARGP_KEY_INIT:
+ * state->child_inputs[i] = &args.
+ */
+extern const struct argp sampling_argp;
+
+/* sampler options from args (pids point into args). */
+void sampling_args__sampler_opts(const struct sampling_args *args, struct sampler_opts *so);
+
+/*
+ * Before sampling: refuses -p pids that do not run (cli_process_alive) and a
+ * --cgroup directory that does not exist, saying which on stderr. Returns 0,
+ * -ESRCH or -ENOENT.
+ */
+int sampling_args__check_targets(const struct sampling_args *args);
+/* Whether any -p pid still runs (cli_process_alive); false without -p. */
+bool sampling_args__any_alive(const struct sampling_args *args);
+
+/* Where and how a command writes a profile: the options record and convert share. */
+struct output_args {
+	enum output_format format; /* OUTPUT_JSON unless --format */
+	struct output_opts opts;
+	const char *path; /* -o; NULL: standard output */
+};
+
+/*
+ * The argp parser of struct output_args (--format, -o/--output,
+ * --pprof-labels), a child like sampling_argp; without a header, its options
+ * are listed with the command's own.
+ */
+extern const struct argp output_argp;
+
+/*
+ * Refuses a binary format bound for a terminal (standard output with no -o),
+ * saying so on stderr. Returns 0 or -ENOTTY (a usage error: exit status 2).
+ */
+int output_args__check(const struct output_args *args);
+
+/* A decimal integer in [0, max], nothing else. Returns 0 or -EINVAL. */
+int cli_parse_uint(const char *s, unsigned long long max, unsigned long long *out);
+
+/*
+ * Whether pid still runs, from /proc/PID/stat: a process that is gone, a
+ * zombie (exited, not reaped yet) or dead does not. A stat that cannot be
+ * opened for another reason than ENOENT/ESRCH (hidepid=2, say) counts as
+ * running.
+ */
+bool cli_process_alive(pid_t pid);
+
+/*
+ * A regular output file is written as a temporary file next to it and renamed
+ * into place: no partial profile, and a symlink planted at the path is
+ * replaced, never followed. Devices and pipes (/dev/null, a FIFO, and
+ * /dev/stdout, a symlink owned by root) are written directly. Opened at start
+ * so a bad destination fails before sampling.
+ */
+struct output_file {
+	char tmp_path[PATH_MAX];
+	const char *path;
+	bool direct;
+	FILE *f;
+};
+
+/* path NULL: standard output. Returns 0 or -errno. */
+int output_file__open(struct output_file *of, const char *path);
+/* Flushes, syncs and renames into place. Returns 0 or -errno (the temporary file is removed). */
+int output_file__commit(struct output_file *of);
+/* Discards what was written (no-op after commit). */
+void output_file__abort(struct output_file *of);
+
+#endif /* LABELPROF_CLI_H */

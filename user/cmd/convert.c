@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* labelprof convert: one saved profile into another format. */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cmd/commands.h"
+#include "format/input.h"
+#include "format/output.h"
+#include "profile/symprof.h"
+
+/* Profiles larger than this are refused rather than read into memory. */
+#define MAX_INPUT_BYTES (1ull << 30)
+
+struct convert_env {
+	const char *input_path;
+	enum input_format input_format;
+	struct output_args output;
+};
+
+enum {
+	OPT_INPUT_FORMAT = 0x100,
+};
+
+static const struct argp_option convert_options[] = {
+	{"input-format", OPT_INPUT_FORMAT, "FORMAT", 0,
+	 "The input's format: auto (default, from its content), json, pprof or otlp", 0},
+	{},
+};
+
+static error_t parse_convert_opt(int key, char *arg, struct argp_state *state)
+{
+	struct convert_env *env = state->input;
+	int v;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &env->output;
+		break;
+	case OPT_INPUT_FORMAT:
+		v = input__format_by_name(arg);
+		if (v < 0)
+			argp_error(state, "unknown input format '%s' (auto, json, pprof, otlp)",
+				   arg);
+		env->input_format = v;
+		break;
+	case ARGP_KEY_ARG:
+		if (env->input_path)
+			argp_error(state, "one input file only");
+		env->input_path = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!env->input_path)
+			argp_error(state, "no input file (use - for standard input)");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* The whole of fd, up to MAX_INPUT_BYTES. Returns 0 or -errno (-EFBIG: too large). */
+static int read_all(int fd, unsigned char **out, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	unsigned char *buf = malloc(cap), *nb;
+	ssize_t r;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		if (n == cap) {
+			if (cap >= MAX_INPUT_BYTES) {
+				free(buf);
+				return -EFBIG;
+			}
+			cap *= 2;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			r = -errno;
+			free(buf);
+			return r;
+		}
+		if (!r)
+			break;
+		n += r;
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	static struct convert_env env;
+	static const struct argp_child children[] = {
+		{&output_argp, 0, NULL, 0},
+		{},
+	};
+	static const struct argp argp = {
+		.options = convert_options,
+		.parser = parse_convert_opt,
+		.args_doc = "INPUT",
+		.doc = "Converts a saved profile (labelprof JSON, pprof or OTLP) into another "
+		       "format, so one recording can be looked at several ways.",
+		.children = children,
+	};
+	struct output_file of = {};
+	struct symprof *sp = NULL;
+	unsigned char *buf = NULL;
+	char errbuf[256] = "";
+	size_t len = 0;
+	int fd, err, ret = 1;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
+		return 2;
+	if (output_args__check(&env.output))
+		return 2;
+	fd = strcmp(env.input_path, "-") ? open(env.input_path, O_RDONLY | O_CLOEXEC) : 0;
+	if (fd < 0) {
+		fprintf(stderr, "labelprof: cannot open %s: %s\n", env.input_path, strerror(errno));
+		return 1;
+	}
+	err = read_all(fd, &buf, &len);
+	if (fd)
+		close(fd);
+	if (err) {
+		fprintf(stderr, "labelprof: cannot read %s: %s\n", env.input_path,
+			err == -EFBIG ? "larger than 1 GiB" : strerror(-err));
+		return 1;
+	}
+	err = input__read(buf, len, env.input_format, &sp, errbuf, sizeof(errbuf));
+	free(buf);
+	if (err) {
+		fprintf(stderr, "labelprof: %s: %s\n", env.input_path,
+			err == -EINVAL && errbuf[0] ? errbuf : strerror(-err));
+		return 1;
+	}
+	err = output_file__open(&of, env.output.path);
+	if (err) {
+		fprintf(stderr, "labelprof: cannot write %s: %s\n", env.output.path,
+			strerror(-err));
+		goto out_free;
+	}
+	err = output__write(of.f, env.output.format, sp, &env.output.opts);
+	if (!err)
+		err = output_file__commit(&of);
+	else
+		output_file__abort(&of);
+	if (err) {
+		fprintf(stderr, "labelprof: cannot write the profile%s%s: %s\n",
+			env.output.path ? " to " : "", env.output.path ? env.output.path : "",
+			strerror(-err));
+		goto out_free;
+	}
+	ret = 0;
+out_free:
+	symprof__free(sp);
+	return ret;
+}

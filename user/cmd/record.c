@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* labelprof record: sample for a while, then write one profile. */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli/cli.h"
+#include "cmd/commands.h"
+#include "format/output.h"
+#include "sampling/procs.h"
+#include "profile/profile.h"
+#include "sampling/session.h"
+#include "profile/symprof.h"
+
+struct record_env {
+	struct sampling_args sampling;
+	double duration_s; /* 0: until Ctrl-C, or until the target processes exit */
+	struct output_args output;
+	char **command; /* -- CMD ARGS: started and profiled with its children */
+};
+
+static volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	exiting = 1;
+}
+
+static const struct argp_option record_options[] = {
+	{"duration", 'd', "SECONDS", 0,
+	 "Stop after this long (default: Ctrl-C, or when the profiled processes exit)", 0},
+	{},
+};
+
+static error_t parse_record_opt(int key, char *arg, struct argp_state *state)
+{
+	struct record_env *env = state->input;
+	double d;
+	char *end;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &env->sampling;
+		state->child_inputs[1] = &env->output;
+		break;
+	case 'd':
+		d = strtod(arg, &end);
+		if (end == arg || *end || !(d > 0) || d > 1e7)
+			argp_error(state, "invalid duration '%s' (seconds, > 0)", arg);
+		env->duration_s = d;
+		break;
+	case ARGP_KEY_ARGS:
+		env->command = state->argv + state->next;
+		break;
+	case ARGP_KEY_END:
+		if (env->command && env->sampling.filter_mode != LP_FILTER_ALL)
+			argp_error(state, "a command cannot be combined with -p or --cgroup");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static __u64 now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/*
+ * Forks the command, held before exec until the sampler is ready (go_fd).
+ * exec failures come back through err_fd, which exec closes on success.
+ */
+static pid_t start_command(char **argv, int *go_fd, int *err_fd)
+{
+	int go[2], status[2], e;
+	pid_t pid;
+	char c;
+
+	if (pipe2(go, O_CLOEXEC))
+		return -1;
+	if (pipe2(status, O_CLOEXEC)) {
+		close(go[0]);
+		close(go[1]);
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		e = errno;
+		close(go[0]);
+		close(go[1]);
+		close(status[0]);
+		close(status[1]);
+		errno = e;
+		return -1;
+	}
+	if (!pid) {
+		close(go[1]);
+		close(status[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(status[1], &e, sizeof(e)) != sizeof(e))
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(status[1]);
+	*go_fd = go[1];
+	*err_fd = status[0];
+	return pid;
+}
+
+/* Lets the command exec; returns 0 once it did, or the exec's errno. */
+static int release_command(int go_fd, int err_fd)
+{
+	int e = 0;
+
+	if (write(go_fd, "g", 1) != 1)
+		e = errno;
+	close(go_fd);
+	if (!e && read(err_fd, &e, sizeof(e)) != sizeof(e))
+		e = 0;
+	close(err_fd);
+	return e;
+}
+
+static void print_summary(const struct session *s, const struct lp_counters *c, double secs)
+{
+	struct procs_stats ps;
+
+	procs__stats(s->procs, &ps);
+	fprintf(stderr,
+		"labelprof: %llu samples (%llu with labels), %llu dropped, %llu label read "
+		"faults, %llu truncated, %llu malformed, %llu processes with labels, %.1f s\n",
+		(unsigned long long)s->received, (unsigned long long)c->samples_with_labels,
+		(unsigned long long)c->ringbuf_drops, (unsigned long long)c->label_read_faults,
+		(unsigned long long)c->truncations, (unsigned long long)c->malformed_labels,
+		(unsigned long long)ps.labelled_seen, secs);
+	if (s->bad_records)
+		fprintf(stderr, "labelprof: %llu malformed records ignored\n",
+			(unsigned long long)s->bad_records);
+	if (c->event_drops)
+		fprintf(stderr, "labelprof: %llu process events dropped (ring buffer full)\n",
+			(unsigned long long)c->event_drops);
+}
+
+/* One status line, rewritten in place: only for a terminal. */
+static void print_progress(struct session *s, double secs)
+{
+	struct lp_counters c = {};
+
+	sampler__read_counters(s->sampler, &c);
+	fprintf(stderr, "\rlabelprof: %.0f s, %llu samples, %llu dropped\033[K", secs,
+		(unsigned long long)s->received, (unsigned long long)c.ringbuf_drops);
+}
+
+static int write_profile(const struct record_env *env, struct session *s, FILE *f,
+			 const struct lp_counters *c, __u64 start_unix_ns, __u64 duration_ns)
+{
+	struct symprof_build_opts bo = {
+		.frequency_hz = env->sampling.freq_hz,
+		.start_time_unix_ns = start_unix_ns,
+		.duration_ns = duration_ns,
+		.counters = c,
+	};
+	struct symprof *sp = symprof__from_profile(s->profile, s->symbolizer, &bo);
+	int err;
+
+	if (!sp)
+		return -ENOMEM;
+	err = output__write(f, env->output.format, sp, &env->output.opts);
+	symprof__free(sp);
+	return err;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static struct record_env env = {
+		.sampling = {.freq_hz = 99, .read_labels = true, .kernel_stacks = true},
+	};
+	static const struct argp_child children[] = {
+		{&sampling_argp, 0, "What to sample:", 1},
+		{&output_argp, 0, NULL, 0},
+		{},
+	};
+	static const struct argp argp = {
+		.options = record_options,
+		.parser = parse_record_opt,
+		.args_doc = "[-- COMMAND [ARG...]]",
+		.doc = "Samples CPU stacks with the custom labels each thread had set, and writes "
+		       "the aggregated profile.",
+		.children = children,
+	};
+	struct sampling_args *args = &env.sampling;
+	struct sampler_opts so;
+	struct session *s = NULL;
+	struct output_file of = {};
+	struct lp_counters counters = {};
+	struct sigaction sa = {.sa_handler = on_signal};
+	__u64 start_ns, start_unix_ns, end_ns, now, last_check_ns = 0, last_progress_ns = 0;
+	bool progress = isatty(STDERR_FILENO);
+	pid_t child = -1;
+	int go_fd = -1, exec_err_fd = -1, err, status, ret = 1;
+	char errbuf[512];
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
+		return 2;
+	if (sampler__check_system(errbuf, sizeof(errbuf))) {
+		fprintf(stderr, "labelprof: %s\n", errbuf);
+		return 1;
+	}
+	if (sampling_args__check_targets(args))
+		return 1;
+	if (output_args__check(&env.output))
+		return 2;
+	err = output_file__open(&of, env.output.path);
+	if (err) {
+		fprintf(stderr, "labelprof: cannot write %s: %s\n", env.output.path,
+			strerror(-err));
+		return 1;
+	}
+	if (env.command) {
+		child = start_command(env.command, &go_fd, &exec_err_fd);
+		if (child < 0) {
+			fprintf(stderr, "labelprof: cannot start %s: %s\n", env.command[0],
+				strerror(errno));
+			goto out_abort;
+		}
+		if (!args->all) {
+			args->filter_mode = LP_FILTER_PIDS;
+			args->pids[args->pid_count++] = child;
+		}
+	}
+
+	sampling_args__sampler_opts(args, &so);
+	so.follow_children = env.command && !args->all;
+	s = session__open(&so, 0, errbuf, sizeof(errbuf));
+	if (!s || session__start(s, errbuf, sizeof(errbuf))) {
+		fprintf(stderr, "labelprof: %s\n", errbuf);
+		goto out_free;
+	}
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	start_ns = now_ns(CLOCK_MONOTONIC);
+	start_unix_ns = now_ns(CLOCK_REALTIME);
+	fprintf(stderr, "labelprof: sampling %d CPUs at %u Hz%s\n", sampler__cpu_count(s->sampler),
+		args->freq_hz, env.duration_s || env.command ? "" : ", Ctrl-C to stop");
+	if (go_fd >= 0) {
+		err = release_command(go_fd, exec_err_fd);
+		go_fd = -1;
+		if (err) {
+			fprintf(stderr, "labelprof: cannot run %s: %s\n", env.command[0],
+				strerror(err));
+			waitpid(child, &status, 0);
+			child = -1;
+			goto out_free;
+		}
+	}
+
+	while (!exiting) {
+		err = session__poll(s, 100);
+		if (err < 0) {
+			fprintf(stderr, "labelprof: reading the ring buffer: %s\n", strerror(-err));
+			break;
+		}
+		now = now_ns(CLOCK_MONOTONIC);
+		if (progress && now - last_progress_ns >= 1000000000ull) {
+			last_progress_ns = now;
+			print_progress(s, (now - start_ns) / 1e9);
+		}
+		if (env.duration_s && now - start_ns >= (__u64)(env.duration_s * 1e9))
+			break;
+		if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
+			child = -1;
+			break;
+		}
+		/* -p: stop when the targets are gone (zombies included: no exit event then) */
+		if (args->pid_count && !env.command &&
+		    (s->target_exited || now - last_check_ns >= 1000000000ull)) {
+			s->target_exited = false;
+			last_check_ns = now;
+			if (!sampling_args__any_alive(args))
+				break;
+		}
+	}
+	end_ns = now_ns(CLOCK_MONOTONIC);
+	if (progress)
+		fputs("\r\033[K", stderr);
+	session__stop(s);
+	sampler__read_counters(s->sampler, &counters);
+
+	err = write_profile(&env, s, of.f, &counters, start_unix_ns, end_ns - start_ns);
+	if (!err)
+		err = output_file__commit(&of);
+	if (err) {
+		fprintf(stderr, "labelprof: cannot write the profile%s%s: %s\n",
+			env.output.path ? " to " : "", env.output.path ? env.output.path : "",
+			strerror(-err));
+	}
+	print_summary(s, &counters, (end_ns - start_ns) / 1e9);
+	ret = err ? 1 : 0;
+
+out_free:
+	session__close(s);
+	if (child > 0) {
+		/* the command outlived the recording (-d): it was started for it, stop it */
+		kill(child, SIGTERM);
+		waitpid(child, &status, 0);
+	}
+out_abort:
+	output_file__abort(&of);
+	return ret;
+}

@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * labelprof top: which label values burn the CPU right now, refreshed every
+ * interval like top(1) and perf top. On a terminal it redraws the alternate
+ * screen and quits on q; piped, it prints one plain snapshot per interval,
+ * followed by a blank line, for scripts and tests.
+ *
+ * Shares are those of the last interval (what top does): each refresh takes
+ * the session's profile, symbolizes it, groups it (top_view.h) and frees it,
+ * then lets the symbolizer drop what exited processes held, so memory stays
+ * flat. --cumulative shows everything since the start instead; that profile
+ * keeps growing up to its memory limit and keeps exited processes' symbols.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/compiler.h"
+#include "cli/cli.h"
+#include "cmd/commands.h"
+#include "profile/profile.h"
+#include "sampling/session.h"
+#include "symbolize/symbols.h"
+#include "profile/symprof.h"
+#include "cmd/top_view.h"
+
+/* A pipe has no size: snapshots are this wide and show this many rows. */
+#define PIPE_WIDTH 160
+#define PIPE_ROWS  100
+/*
+ * Screen lines that are not table rows: the header (2 and a blank line), the
+ * column titles, and the last line, left empty so that the final newline
+ * never scrolls.
+ */
+#define SCREEN_CHROME 5
+/* Longest wait for records, so that a key press is seen quickly. */
+#define POLL_MS 100
+
+/*
+ * Until q, the view takes the alternate screen, like top; with -n it draws on
+ * the screen itself, so that the last refresh stays once the command is done.
+ */
+enum screen_mode {
+	SCREEN_NONE,
+	SCREEN_ALTERNATE,
+	SCREEN_IN_PLACE,
+};
+
+static const char *const screen_enter[] = {
+	[SCREEN_ALTERNATE] = "\033[?1049h\033[?25l", /* cursor hidden */
+	[SCREEN_IN_PLACE] = "\033[H\033[2J\033[?25l",
+};
+static const char *const screen_leave[] = {
+	[SCREEN_ALTERNATE] = "\033[?25h\033[?1049l",
+	[SCREEN_IN_PLACE] = "\033[?25h",
+};
+
+#define SCREEN_HOME  "\033[H"
+#define SCREEN_CLEAR "\033[J" /* below the cursor: what the last frame left */
+/* Enough for a whole frame of a large screen in one write: no flicker. */
+#define SCREEN_BUFFER (1 << 16)
+
+struct top_env {
+	struct sampling_args sampling;
+	struct top_key keys[TOP_MAX_KEYS]; /* point into argv */
+	size_t key_count;		   /* 0: the most common key */
+	double interval_s;
+	unsigned long long iterations; /* 0: until q, Ctrl-C or SIGTERM */
+	bool cumulative;
+};
+
+enum {
+	OPT_BY = 0x100,
+	OPT_INTERVAL,
+	OPT_CUMULATIVE,
+};
+
+static const struct argp_option top_options[] = {
+	{"by", OPT_BY, "KEY[,KEY...]", 0,
+	 "One row per value of KEY, or per combination of values of the KEYs, \"(not set)\" "
+	 "for samples without one (default: the key most samples set, chosen once)",
+	 0},
+	{"interval", OPT_INTERVAL, "SECONDS", 0, "Refresh this often (default 1)", 0},
+	{"iterations", 'n', "N", 0, "Stop after N refreshes", 0},
+	{"cumulative", OPT_CUMULATIVE, NULL, 0,
+	 "Shares since the start instead of over the last interval", 0},
+	{},
+};
+
+static error_t parse_by(struct top_env *env, char *arg, struct argp_state *state)
+{
+	char *tok, *save = NULL;
+	size_t i, len;
+
+	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		len = strlen(tok);
+		if (len > LP_MAX_KEY_LEN)
+			argp_error(state, "label key '%.32s...' is longer than %d bytes", tok,
+				   LP_MAX_KEY_LEN);
+		for (i = 0; i < env->key_count; i++)
+			if (env->keys[i].len == len && !memcmp(env->keys[i].bytes, tok, len))
+				argp_error(state, "label key '%s' given twice", tok);
+		if (env->key_count == TOP_MAX_KEYS)
+			argp_error(state, "at most %d label keys", TOP_MAX_KEYS);
+		env->keys[env->key_count++] = (struct top_key){(const unsigned char *)tok, len};
+	}
+	if (!env->key_count)
+		argp_error(state, "--by needs a label key");
+	return 0;
+}
+
+static error_t parse_top_opt(int key, char *arg, struct argp_state *state)
+{
+	struct top_env *env = state->input;
+	unsigned long long v;
+	double d;
+	char *end;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &env->sampling;
+		break;
+	case OPT_BY:
+		return parse_by(env, arg, state);
+	case OPT_INTERVAL:
+		d = strtod(arg, &end);
+		if (end == arg || *end || !(d >= 0.1) || d > 3600)
+			argp_error(state, "invalid interval '%s' (0.1 .. 3600 seconds)", arg);
+		env->interval_s = d;
+		break;
+	case 'n':
+		if (cli_parse_uint(arg, ~0ull, &v) || !v)
+			argp_error(state, "invalid number of refreshes '%s'", arg);
+		env->iterations = v;
+		break;
+	case OPT_CUMULATIVE:
+		env->cumulative = true;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* ---- the terminal ---------------------------------------------------------- */
+
+static volatile sig_atomic_t exiting, resized;
+/* What was changed, so that any exit (signals included) undoes exactly that. */
+static volatile sig_atomic_t term_raw, term_screen; /* term_screen: enum screen_mode */
+static struct termios saved_tio, raw_tio;
+
+static void put_raw(const char *s)
+{
+	ssize_t n = write(STDOUT_FILENO, s, strlen(s));
+
+	(void)n; /* nothing better to do on a terminal that is gone */
+}
+
+/* Async-signal-safe: signal handlers call it. */
+static void term_leave(void)
+{
+	int saved_errno = errno;
+
+	if (term_screen)
+		put_raw(screen_leave[term_screen]);
+	if (term_raw)
+		tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_tio);
+	errno = saved_errno;
+}
+
+static void term_reenter(void)
+{
+	int saved_errno = errno;
+
+	if (term_raw)
+		tcsetattr(STDIN_FILENO, TCSADRAIN, &raw_tio);
+	if (term_screen)
+		put_raw(screen_enter[term_screen]);
+	errno = saved_errno;
+}
+
+static void on_exit_signal(int sig)
+{
+	exiting = 1;
+}
+
+static void on_winch(int sig)
+{
+	resized = 1;
+}
+
+/* Ctrl-Z: give the shell its terminal back while stopped, take it again after fg. */
+static void on_tstp(int sig)
+{
+	term_leave();
+	raise(SIGSTOP);
+	term_reenter();
+	resized = 1;
+}
+
+/* A crash: restore the terminal, then die of the same signal (SA_RESETHAND). */
+static void on_fatal(int sig)
+{
+	term_leave();
+	raise(sig);
+}
+
+static void install_signals(bool tty)
+{
+	static const int quit_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	static const int fatal_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+	struct sigaction sa = {.sa_handler = on_exit_signal};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(quit_sigs); i++)
+		sigaction(quit_sigs[i], &sa, NULL);
+	/* a reader that went away (| head) is seen as EPIPE */
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	if (!tty)
+		return;
+	sa.sa_handler = on_winch;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGWINCH, &sa, NULL);
+	sa.sa_handler = on_tstp;
+	sigaction(SIGTSTP, &sa, NULL);
+	sa.sa_handler = on_fatal;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	for (i = 0; i < ARRAY_SIZE(fatal_sigs); i++)
+		sigaction(fatal_sigs[i], &sa, NULL);
+}
+
+/*
+ * The screen on stdout, and on stdin (when a terminal too) keys without echo
+ * or line editing; signals stay on so Ctrl-C still interrupts.
+ */
+static int term_setup(bool keys, enum screen_mode mode)
+{
+	static char frame_buf[SCREEN_BUFFER];
+
+	/* before any output: a frame goes out in one write, not line by line */
+	if (setvbuf(stdout, frame_buf, _IOFBF, sizeof(frame_buf)))
+		return -EINVAL;
+	if (keys) {
+		if (tcgetattr(STDIN_FILENO, &saved_tio))
+			return -errno;
+		raw_tio = saved_tio;
+		raw_tio.c_lflag &= ~(ICANON | ECHO);
+		raw_tio.c_cc[VMIN] = 0; /* read() returns at once, with what was typed */
+		raw_tio.c_cc[VTIME] = 0;
+		if (tcsetattr(STDIN_FILENO, TCSADRAIN, &raw_tio))
+			return -errno;
+		term_raw = 1;
+	}
+	put_raw(screen_enter[mode]);
+	term_screen = mode;
+	return 0;
+}
+
+static void term_restore(void)
+{
+	fflush(stdout);
+	term_leave();
+	term_raw = 0;
+	term_screen = SCREEN_NONE;
+}
+
+/* Whether q was typed since the last call. */
+static bool quit_key(void)
+{
+	char buf[64];
+	ssize_t n, i;
+
+	while ((n = read(STDIN_FILENO, buf, sizeof(buf))) > 0)
+		for (i = 0; i < n; i++)
+			if (buf[i] == 'q' || buf[i] == 'Q')
+				return true;
+	return false;
+}
+
+/* ---- refreshing -------------------------------------------------------------- */
+
+struct top_state {
+	const struct top_env *env;
+	struct session *s;
+	bool tty, color;
+	struct symprof *sp; /* what view shows */
+	struct top_view view;
+	struct top_status status;
+	struct lp_counters last; /* at the previous refresh */
+	__u64 start_ns, last_ns;
+	/* without --by: the most common key, chosen once so that rows do not jump */
+	unsigned char auto_bytes[LP_MAX_KEY_LEN];
+	struct top_key auto_key;
+	bool have_auto_key;
+	bool targets_exited; /* -p: why the run ended */
+};
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int render(struct top_state *st)
+{
+	struct top_layout l = {.width = PIPE_WIDTH, .max_rows = PIPE_ROWS, .color = st->color};
+	struct winsize ws;
+	int err;
+
+	if (st->tty) {
+		l.erase = true;
+		l.width = 80;
+		l.max_rows = 24 - SCREEN_CHROME;
+		if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col && ws.ws_row) {
+			l.width = ws.ws_col;
+			l.max_rows = ws.ws_row > SCREEN_CHROME ? ws.ws_row - SCREEN_CHROME : 0;
+		}
+		fputs(SCREEN_HOME, stdout);
+	}
+	err = top_view__print(stdout, &st->view, &st->status, &l);
+	fputs(st->tty ? SCREEN_CLEAR : "\n", stdout);
+	/* a write that failed fails again here, and says why (EPIPE: the reader left) */
+	if (fflush(stdout))
+		return -errno;
+	return err;
+}
+
+/* The keys of the next view: those asked for, or the most common one once seen. */
+static int view_keys(struct top_state *st, const struct symprof *sp, const struct top_key **keys,
+		     size_t *n)
+{
+	long len;
+
+	*keys = st->env->keys;
+	*n = st->env->key_count;
+	if (*n)
+		return 0;
+	if (!st->have_auto_key) {
+		len = top_view__common_key(sp, st->auto_bytes, sizeof(st->auto_bytes));
+		if (len == -ENOMEM)
+			return -ENOMEM;
+		if (len >= 0) {
+			st->auto_key = (struct top_key){st->auto_bytes, len};
+			st->have_auto_key = true;
+		}
+	}
+	*keys = &st->auto_key;
+	*n = st->have_auto_key;
+	st->status.auto_key = true;
+	return 0;
+}
+
+/* Takes what was sampled since the last refresh and shows it. */
+static int refresh(struct top_state *st)
+{
+	const struct top_env *env = st->env;
+	struct symprof_build_opts bo = {.frequency_hz = env->sampling.freq_hz};
+	struct top_view view;
+	struct lp_counters c;
+	const struct top_key *keys;
+	struct profile *p;
+	struct symprof *sp;
+	__u64 t0 = now_ns();
+	size_t n;
+	int err;
+
+	p = env->cumulative ? st->s->profile : session__take_profile(st->s);
+	if (!p)
+		return -ENOMEM;
+	/* unreadable counters count nothing new, rather than going backwards */
+	if (sampler__read_counters(st->s->sampler, &c))
+		c = st->last;
+	bo.counters = &c;
+	sp = symprof__from_profile(p, st->s->symbolizer, &bo);
+	if (!env->cumulative)
+		profile__free(p);
+	if (!sp)
+		return -ENOMEM;
+	err = view_keys(st, sp, &keys, &n);
+	if (!err)
+		err = top_view__build(&view, sp, keys, n);
+	if (err) {
+		symprof__free(sp);
+		return err;
+	}
+	top_view__free(&st->view);
+	symprof__free(st->sp);
+	st->sp = sp;
+	st->view = view;
+	/* snapshots of exited processes: the interval that needed them is shown */
+	if (!env->cumulative)
+		symbolizer__release_unused(st->s->symbolizer);
+
+	st->status.refresh_ms = (now_ns() - t0) / 1e6;
+	st->status.elapsed_s = (t0 - st->start_ns) / 1e9;
+	st->status.interval_s = (t0 - (env->cumulative ? st->start_ns : st->last_ns)) / 1e9;
+	st->status.ringbuf_drops = c.ringbuf_drops - (env->cumulative ? 0 : st->last.ringbuf_drops);
+	st->status.read_faults =
+		c.label_read_faults - (env->cumulative ? 0 : st->last.label_read_faults);
+	st->last = c;
+	st->last_ns = t0;
+	return render(st);
+}
+
+/*
+ * -p: whether every target has exited. The exit event of a single target says
+ * so at once; several are looked up, a zombie not yet reaped counting as gone
+ * (as in record).
+ */
+static bool targets_gone(struct session *s, const struct sampling_args *args)
+{
+	bool exited = s->target_exited;
+
+	s->target_exited = false;
+	if (!args->pid_count)
+		return false;
+	if (args->pid_count == 1 && exited)
+		return true;
+	return !sampling_args__any_alive(args);
+}
+
+/* Returns 0 or -errno with a message in err (shown once the terminal is restored). */
+static int run(struct top_state *st, char *errbuf, size_t errlen)
+{
+	const struct top_env *env = st->env;
+	__u64 interval_ns = env->interval_s * 1e9, next_ns, now;
+	unsigned long long refreshes = 0;
+	bool keys = st->tty && isatty(STDIN_FILENO);
+	int err, timeout;
+
+	if (st->tty) {
+		err = term_setup(keys, env->iterations ? SCREEN_IN_PLACE : SCREEN_ALTERNATE);
+		if (err) {
+			snprintf(errbuf, errlen, "cannot set up the terminal: %s", strerror(-err));
+			return err;
+		}
+	}
+	st->start_ns = st->last_ns = now_ns();
+	next_ns = st->start_ns + interval_ns;
+	while (!exiting) {
+		now = now_ns();
+		timeout = next_ns > now ? (next_ns - now + 999999) / 1000000 : 0;
+		err = session__poll(st->s, timeout < POLL_MS ? timeout : POLL_MS);
+		if (err < 0 && err != -EINTR) {
+			snprintf(errbuf, errlen, "reading the ring buffer: %s", strerror(-err));
+			return err;
+		}
+		if (keys && quit_key())
+			break;
+		if (st->s->target_exited && targets_gone(st->s, &env->sampling)) {
+			st->targets_exited = true;
+			return 0;
+		}
+		if (resized && st->sp) {
+			resized = 0;
+			err = render(st);
+			if (err)
+				goto out_write;
+		}
+		now = now_ns();
+		if (now < next_ns)
+			continue;
+		err = refresh(st);
+		if (err == -ENOMEM) {
+			snprintf(errbuf, errlen, "out of memory while refreshing");
+			return err;
+		}
+		if (err)
+			goto out_write;
+		if (env->iterations && ++refreshes >= env->iterations)
+			break;
+		/* once per refresh: targets reaped since their exit event */
+		if (targets_gone(st->s, &env->sampling)) {
+			st->targets_exited = true;
+			return 0;
+		}
+		/* a refresh slower than the interval skips beats rather than piling up */
+		next_ns += interval_ns;
+		now = now_ns();
+		if (next_ns <= now)
+			next_ns = now + interval_ns;
+	}
+	return 0;
+
+out_write:
+	/* a reader that went away (| head) ends the run, and is no failure */
+	if (err == -EPIPE)
+		return 0;
+	snprintf(errbuf, errlen, "writing to standard output: %s", strerror(-err));
+	return err;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	static struct top_env env = {
+		.sampling = {.freq_hz = 99, .read_labels = true, .kernel_stacks = true},
+		.interval_s = 1,
+	};
+	static const struct argp_child children[] = {
+		{&sampling_argp, 0, "What to sample:", 1},
+		{},
+	};
+	static const struct argp argp = {
+		.options = top_options,
+		.parser = parse_top_opt,
+		.doc = "Shows live which label values (or combinations of them) use the CPU, "
+		       "with their hottest functions, refreshed every interval. q or Ctrl-C "
+		       "quits. Piped, prints one snapshot per interval, each followed by a blank "
+		       "line. NO_COLOR=1 turns colours off.",
+		.children = children,
+	};
+	struct top_state st = {.env = &env};
+	const char *no_color = getenv("NO_COLOR");
+	struct sampler_opts so;
+	struct sym_frame warm;
+	char errbuf[512];
+	int err;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
+		return 2;
+	if (sampler__check_system(errbuf, sizeof(errbuf))) {
+		fprintf(stderr, "labelprof: %s\n", errbuf);
+		return 1;
+	}
+	if (sampling_args__check_targets(&env.sampling))
+		return 1;
+	st.tty = isatty(STDOUT_FILENO);
+	st.color = st.tty && !(no_color && *no_color);
+	st.status.freq_hz = env.sampling.freq_hz;
+	st.status.cumulative = env.cumulative;
+
+	sampling_args__sampler_opts(&env.sampling, &so);
+	st.s = session__open(&so, 0, errbuf, sizeof(errbuf));
+	/*
+	 * Kernel symbols take a second or more to load: load them before sampling
+	 * starts, so that the first refresh comes on time and covers one interval.
+	 */
+	if (st.s && env.sampling.kernel_stacks)
+		symbolizer__resolve_kernel(st.s->symbolizer, 0, 0, &warm);
+	if (!st.s || session__start(st.s, errbuf, sizeof(errbuf))) {
+		fprintf(stderr, "labelprof: %s\n", errbuf);
+		session__close(st.s);
+		return 1;
+	}
+	/* handlers first: a signal must find the terminal state it may have to undo */
+	install_signals(st.tty);
+	fprintf(stderr, "labelprof: sampling %d CPUs at %u Hz\n", sampler__cpu_count(st.s->sampler),
+		env.sampling.freq_hz);
+
+	err = run(&st, errbuf, sizeof(errbuf));
+	term_restore();
+	if (err)
+		fprintf(stderr, "labelprof: %s\n", errbuf);
+	else if (st.targets_exited)
+		fprintf(stderr, "labelprof: the profiled processes exited\n");
+	top_view__free(&st.view);
+	symprof__free(st.sp);
+	session__close(st.s);
+	return err ? 1 : 0;
+}

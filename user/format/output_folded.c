@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Folded-stack writer (format and escaping: output.h). Lines are built for
+ * every aggregated sample, then sorted so that samples of different pids and
+ * tids with the same text merge into one line.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/output.h"
+#include "profile/profile.h"
+#include "profile/symprof.h"
+
+struct line {
+	size_t off, len;
+	__u64 count;
+};
+
+struct folded {
+	const struct symprof *sp;
+	char *buf;
+	size_t len, cap;
+	struct line *lines;
+	size_t nr, cap_lines;
+};
+
+static int reserve(struct folded *w, size_t n)
+{
+	size_t ncap;
+	char *nb;
+
+	if (w->cap - w->len >= n)
+		return 0;
+	ncap = w->cap ? w->cap : 1 << 16;
+	while (ncap - w->len < n)
+		ncap *= 2;
+	nb = realloc(w->buf, ncap);
+	if (!nb)
+		return -ENOMEM;
+	w->buf = nb;
+	w->cap = ncap;
+	return 0;
+}
+
+static int put(struct folded *w, const char *s, size_t n)
+{
+	if (reserve(w, n))
+		return -ENOMEM;
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+	return 0;
+}
+
+static int put_str(struct folded *w, const char *s)
+{
+	return put(w, s, strlen(s));
+}
+
+static bool needs_escape(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f || c == ';' || c == ',' || c == '=' || c == '[' || c == ']' ||
+	       c == '\\' || c == ' ';
+}
+
+static int put_escaped(struct folded *w, const void *p, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = p;
+	size_t i = 0;
+
+	/* Worst case: four output bytes per input byte. */
+	if (reserve(w, 4 * n))
+		return -ENOMEM;
+	while (i < n) {
+		size_t len = needs_escape(s[i]) ? 0 : output__utf8_len(s + i, n - i);
+		char *o = w->buf + w->len;
+
+		if (len) {
+			memcpy(o, s + i, len);
+			w->len += len;
+			i += len;
+			continue;
+		}
+		o[0] = '\\';
+		o[1] = 'x';
+		o[2] = hex[s[i] >> 4];
+		o[3] = hex[s[i] & 15];
+		w->len += 4;
+		i++;
+	}
+	return 0;
+}
+
+/* The name of a location without a known function: "[module+0xOFF]" or "[unknown]". */
+static int put_unknown(struct folded *w, const struct sp_location *loc)
+{
+	const struct sp_string *module = symprof__str(w->sp, w->sp->mappings[loc->mapping].file);
+	const char *base;
+	char num[32];
+	size_t len;
+	int err;
+
+	if (!module->len)
+		return put_str(w, "[unknown]");
+	base = memrchr(module->bytes, '/', module->len);
+	base = base ? base + 1 : (const char *)module->bytes;
+	len = module->len - (base - (const char *)module->bytes);
+	/* "[vdso]" becomes "[vdso+0x...]". */
+	if (len >= 2 && base[0] == '[' && base[len - 1] == ']') {
+		base++;
+		len -= 2;
+	}
+	snprintf(num, sizeof(num), "+0x%" PRIx64 "]", (uint64_t)loc->module_offset);
+	err = put_str(w, "[");
+	if (!err)
+		err = put_escaped(w, base, len);
+	return err ?: put_str(w, num);
+}
+
+/* A location root first: the function that holds the address, then what is inlined in it. */
+static int put_location(struct folded *w, __u32 id)
+{
+	const struct sp_location *loc = &w->sp->locations[id];
+	__u32 i;
+	int err = 0;
+
+	if (!loc->line_count) {
+		err = put_str(w, ";");
+		err = err ?: put_unknown(w, loc);
+		if (!err && loc->kernel)
+			err = put_str(w, "_[k]");
+		return err;
+	}
+	for (i = loc->line_count; i-- > 0 && !err;) {
+		const struct sp_line *l = &w->sp->lines[loc->first_line + i];
+		const struct sp_string *name =
+			symprof__str(w->sp, w->sp->functions[l->function].name);
+
+		err = put_str(w, ";");
+		if (!err && name->len)
+			err = put_escaped(w, name->bytes, name->len);
+		else if (!err)
+			err = put_unknown(w, loc);
+		if (!err && loc->kernel)
+			err = put_str(w, "_[k]");
+	}
+	return err;
+}
+
+static int add_line(struct folded *w, const struct sp_sample *s)
+{
+	const struct sp_range *set = &w->sp->label_sets[s->label_set];
+	const struct sp_range *stack = &w->sp->stacks[s->stack];
+	const struct sp_string *comm = symprof__str(w->sp, s->comm);
+	size_t start = w->len;
+	__u32 i;
+	int err;
+
+	err = put_escaped(w, comm->bytes, comm->len);
+	if (!err)
+		err = put_str(w, ";[");
+	for (i = 0; i < set->count && !err; i++) {
+		const struct sp_label *l = &w->sp->labels[set->first + i];
+		const struct sp_string *k = symprof__str(w->sp, l->key);
+		const struct sp_string *v = symprof__str(w->sp, l->value);
+
+		if (i)
+			err = put_str(w, ",");
+		if (!err)
+			err = put_escaped(w, k->bytes, k->len);
+		if (!err)
+			err = put_str(w, "=");
+		if (!err)
+			err = put_escaped(w, v->bytes, v->len);
+	}
+	if (!err)
+		err = put_str(w, "]");
+	/* root first: the stack is stored leaf first */
+	for (i = stack->count; i-- > 0 && !err;)
+		err = put_location(w, w->sp->stack_locations[stack->first + i]);
+	if (!err && (s->status & PROFILE_ST_DROPPED) && !stack->count)
+		err = put_str(w, ";[dropped]");
+	if (err)
+		return err;
+	if (w->nr == w->cap_lines) {
+		size_t ncap = w->cap_lines ? w->cap_lines * 2 : 1024;
+		struct line *nl = realloc(w->lines, ncap * sizeof(*nl));
+
+		if (!nl)
+			return -ENOMEM;
+		w->lines = nl;
+		w->cap_lines = ncap;
+	}
+	w->lines[w->nr++] = (struct line){start, w->len - start, s->count};
+	return 0;
+}
+
+static int cmp_line(const void *a, const void *b, void *ctx)
+{
+	const struct line *x = a, *y = b;
+	const char *buf = ctx;
+
+	return symprof__bytes_cmp(buf + x->off, x->len, buf + y->off, y->len);
+}
+
+int output__write_folded(FILE *f, const struct symprof *sp, const struct output_opts *opts)
+{
+	struct folded w = {.sp = sp};
+	size_t i, j;
+	int err = 0;
+
+	for (i = 0; i < sp->sample_count && !err; i++)
+		err = add_line(&w, &sp->samples[i]);
+	if (err)
+		goto out_free;
+	if (w.nr)
+		qsort_r(w.lines, w.nr, sizeof(*w.lines), cmp_line, w.buf);
+	for (i = 0; i < w.nr; i = j) {
+		__u64 count = 0;
+
+		for (j = i; j < w.nr && !cmp_line(&w.lines[i], &w.lines[j], w.buf); j++)
+			count += w.lines[j].count;
+		fwrite(w.buf + w.lines[i].off, 1, w.lines[i].len, f);
+		fprintf(f, " %" PRIu64 "\n", (uint64_t)count);
+	}
+	if (fflush(f))
+		err = -errno;
+	else if (ferror(f))
+		err = -EIO;
+out_free:
+	free(w.buf);
+	free(w.lines);
+	return err;
+}

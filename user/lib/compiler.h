@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The small macros every module uses, defined once. */
+#ifndef LABELPROF_COMPILER_H
+#define LABELPROF_COMPILER_H
+
+#include <stddef.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The struct of type that holds member at ptr. */
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+#endif /* LABELPROF_COMPILER_H */

@@ -1,0 +1,675 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Profile aggregation. The hot path for an already seen (label set, stack,
+ * entry) hashes the record's bytes in place and allocates nothing: label sets,
+ * stacks and entries live in growable arrays indexed by open-addressing
+ * tables, their bytes in an arena that is only freed with the profile.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "profile/profile.h"
+#include "symbolize/symbols.h"
+
+#define DEFAULT_MAX_BYTES (256u << 20)
+#define ARENA_CHUNK	  (64u << 10)
+/* Sorting more labels than this uses qsort rather than insertion sort. */
+#define SMALL_SORT 24
+
+/* A label set; its identity is its canonical encoding (see lset_intern). */
+struct lset {
+	__u64 hash;
+	struct profile_label *labels;
+	const unsigned char *enc;
+	__u32 enc_len;
+	__u32 n;
+};
+
+struct stack {
+	__u64 hash;
+	__u64 *ips; /* kernel IPs then user IPs */
+	__u16 klen, ulen;
+};
+
+struct entry {
+	__u64 hash;
+	__u64 count;
+	__u32 pid, tid;
+	__u32 lset, stack, snapshot;
+	__u32 status;
+	__u8 comm_len;
+	char comm[LP_COMM_LEN + 1];
+};
+
+/* Open addressing over indices into one of the arrays. */
+struct itab_slot {
+	__u32 hash; /* low bits of the item's hash */
+	__u32 idx1; /* index + 1; 0: empty */
+};
+
+struct itab {
+	struct itab_slot *slots;
+	size_t cap; /* 0 or a power of two */
+	size_t count;
+};
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used, cap;
+	unsigned char data[];
+};
+
+/* A label while decoding: its position in the record decides duplicates. */
+struct dlabel {
+	struct profile_label l;
+	__u32 pos;
+};
+
+struct profile {
+	struct symbolizer *sym;
+	size_t max_bytes;
+	__u64 seed;
+	struct lset *lsets;
+	size_t nr_lsets, cap_lsets;
+	struct stack *stacks;
+	size_t nr_stacks, cap_stacks;
+	struct entry *entries;
+	size_t nr_entries, cap_entries;
+	struct itab lset_tab, stack_tab, entry_tab;
+	struct arena_chunk *arena;
+	struct dlabel *scratch;
+	size_t cap_scratch;
+	unsigned char *enc; /* a label set's canonical encoding being built */
+	size_t cap_enc;
+	size_t bytes;
+	__u32 empty_lset, empty_stack;
+	struct profile_stats st;
+};
+
+/* ---- hashing ------------------------------------------------------------------ */
+
+static inline __u64 mix(__u64 h, __u64 v)
+{
+	h ^= v;
+	h *= 0x9fb21c651e98df25ULL;
+	return h ^ (h >> 29);
+}
+
+static __u64 hash_bytes(__u64 h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	__u64 v;
+
+	/* Four independent lanes keep the multiplier busy on stacks. */
+	if (n >= 32) {
+		__u64 l[4] = {h, h ^ 0x243f6a8885a308d3ULL, h ^ 0x13198a2e03707344ULL,
+			      h ^ 0xa4093822299f31d0ULL};
+		__u64 w[4];
+
+		for (; n >= 32; b += 32, n -= 32) {
+			memcpy(w, b, sizeof(w));
+			l[0] = mix(l[0], w[0]);
+			l[1] = mix(l[1], w[1]);
+			l[2] = mix(l[2], w[2]);
+			l[3] = mix(l[3], w[3]);
+		}
+		h = mix(mix(mix(l[0], l[1]), l[2]), l[3]);
+	}
+	for (; n >= 8; b += 8, n -= 8) {
+		memcpy(&v, b, 8);
+		h = mix(h, v);
+	}
+	if (n) {
+		v = 0;
+		memcpy(&v, b, n);
+		h = mix(h, v ^ (__u64)n << 56);
+	}
+	return h;
+}
+
+static __u64 hash_final(__u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 33);
+}
+
+/* ---- memory --------------------------------------------------------------------- */
+
+static void *arena_alloc(struct profile *p, size_t size)
+{
+	struct arena_chunk *c = p->arena;
+	void *ret;
+
+	size = (size + 7) & ~(size_t)7;
+	if (!c || c->cap - c->used < size) {
+		size_t cap = size > ARENA_CHUNK ? size : ARENA_CHUNK;
+
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->cap = cap;
+		c->used = 0;
+		c->next = p->arena;
+		p->arena = c;
+		p->bytes += sizeof(*c) + cap;
+	}
+	ret = c->data + c->used;
+	c->used += size;
+	return ret;
+}
+
+/* Makes room for one more element in an array of *cap elements of size sz. */
+static int grow(struct profile *p, void **arr, size_t nr, size_t *cap, size_t sz)
+{
+	size_t ncap;
+	void *n;
+
+	if (nr < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 256;
+	n = realloc(*arr, ncap * sz);
+	if (!n)
+		return -ENOMEM;
+	p->bytes += (ncap - *cap) * sz;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+/* ---- index tables ------------------------------------------------------------------ */
+
+typedef bool (*itab_eq_fn)(const struct profile *p, __u32 idx, const void *key);
+
+/* The slot holding an item equal to key, or the empty slot where it would go. */
+static struct itab_slot *itab_find(const struct profile *p, const struct itab *t, __u64 hash,
+				   itab_eq_fn eq, const void *key)
+{
+	size_t i;
+
+	for (i = hash & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		struct itab_slot *s = &t->slots[i];
+
+		if (!s->idx1)
+			return s;
+		if (s->hash == (__u32)hash && eq(p, s->idx1 - 1, key))
+			return s;
+	}
+}
+
+/* Keeps the load factor under 1/2; rehashing needs the items' stored hashes. */
+static int itab_reserve(struct profile *p, struct itab *t, const void *items, size_t item_size)
+{
+	size_t ncap = t->cap ? t->cap * 2 : 1024, i, j;
+	struct itab_slot *n;
+
+	if ((t->count + 1) * 2 <= t->cap)
+		return 0;
+	n = calloc(ncap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (i = 0; i < t->cap; i++) {
+		const struct itab_slot *s = &t->slots[i];
+		__u64 hash;
+
+		if (!s->idx1)
+			continue;
+		/* Every item type starts with its __u64 hash. */
+		memcpy(&hash, (const char *)items + (size_t)(s->idx1 - 1) * item_size,
+		       sizeof(hash));
+		for (j = hash & (ncap - 1); n[j].idx1; j = (j + 1) & (ncap - 1))
+			;
+		n[j] = *s;
+	}
+	free(t->slots);
+	p->bytes += (ncap - t->cap) * sizeof(*n);
+	t->slots = n;
+	t->cap = ncap;
+	return 0;
+}
+
+/* ---- label sets ------------------------------------------------------------------- */
+
+struct lset_key {
+	const unsigned char *enc;
+	size_t len;
+};
+
+static int cmp_key(const struct profile_label *a, const struct profile_label *b)
+{
+	size_t n = a->key_len < b->key_len ? a->key_len : b->key_len;
+	int c = n ? memcmp(a->key, b->key, n) : 0;
+
+	if (c)
+		return c;
+	return a->key_len < b->key_len ? -1 : a->key_len > b->key_len;
+}
+
+/* By key, then by position: the first occurrence of a key sorts first. */
+static int cmp_dlabel(const void *x, const void *y)
+{
+	const struct dlabel *a = x, *b = y;
+	int c = cmp_key(&a->l, &b->l);
+
+	if (c)
+		return c;
+	return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* Sorts labels and drops later duplicates of a key; returns the new count. */
+static size_t canonicalize(struct dlabel *v, size_t n)
+{
+	size_t i, j, out;
+
+	if (n > SMALL_SORT) {
+		qsort(v, n, sizeof(*v), cmp_dlabel);
+	} else {
+		for (i = 1; i < n; i++) {
+			struct dlabel t = v[i];
+
+			for (j = i; j > 0 && cmp_dlabel(&v[j - 1], &t) > 0; j--)
+				v[j] = v[j - 1];
+			v[j] = t;
+		}
+	}
+	for (i = 0, out = 0; i < n; i++) {
+		if (out && !cmp_key(&v[out - 1].l, &v[i].l))
+			continue;
+		v[out++] = v[i];
+	}
+	return out;
+}
+
+static bool lset_eq(const struct profile *p, __u32 idx, const void *key)
+{
+	const struct lset_key *k = key;
+	const struct lset *s = &p->lsets[idx];
+
+	return s->enc_len == k->len && (!k->len || !memcmp(s->enc, k->enc, k->len));
+}
+
+/*
+ * The interned id of a canonical label set; -ENOSPC past the memory limit.
+ * A set is identified by its encoding in the record's own layout, {key_len,
+ * value_len, key, value} per label, in canonical order: one hash pass and one
+ * comparison per lookup. It is never longer than the record's label part.
+ */
+static int lset_intern(struct profile *p, const struct dlabel *labels, size_t n, size_t max_len,
+		       __u32 *id)
+{
+	struct lset_key key = {p->enc, 0};
+	struct profile_label *copy;
+	struct itab_slot *slot;
+	unsigned char *enc;
+	struct lset *s;
+	size_t i;
+	__u64 h;
+
+	if (max_len > p->cap_enc) {
+		unsigned char *ne = realloc(p->enc, max_len);
+
+		if (!ne)
+			return -ENOMEM;
+		p->bytes += max_len - p->cap_enc;
+		p->enc = ne;
+		p->cap_enc = max_len;
+		key.enc = ne;
+	}
+	for (i = 0; i < n; i++) {
+		const struct profile_label *l = &labels[i].l;
+		struct lp_label_hdr lh = {l->key_len, l->value_len};
+
+		memcpy(p->enc + key.len, &lh, sizeof(lh));
+		memcpy(p->enc + key.len + sizeof(lh), l->key, l->key_len);
+		memcpy(p->enc + key.len + sizeof(lh) + l->key_len, l->value, l->value_len);
+		key.len += sizeof(lh) + l->key_len + l->value_len;
+	}
+	h = hash_final(hash_bytes(mix(p->seed, n), key.enc, key.len));
+	if (p->lset_tab.cap) {
+		slot = itab_find(p, &p->lset_tab, h, lset_eq, &key);
+		if (slot->idx1) {
+			*id = slot->idx1 - 1;
+			return 0;
+		}
+	}
+	if (p->bytes > p->max_bytes)
+		return -ENOSPC;
+	if (itab_reserve(p, &p->lset_tab, p->lsets, sizeof(*p->lsets)) ||
+	    grow(p, (void **)&p->lsets, p->nr_lsets, &p->cap_lsets, sizeof(*p->lsets)))
+		return -ENOMEM;
+	copy = arena_alloc(p, n * sizeof(*copy) + key.len);
+	if (!copy)
+		return -ENOMEM;
+	enc = (unsigned char *)(copy + n);
+	if (key.len)
+		memcpy(enc, key.enc, key.len);
+	for (i = 0; i < n; i++) {
+		const struct profile_label *l = &labels[i].l;
+
+		enc += sizeof(struct lp_label_hdr);
+		copy[i] = (struct profile_label){enc, enc + l->key_len, l->key_len, l->value_len};
+		enc += l->key_len + l->value_len;
+	}
+	s = &p->lsets[p->nr_lsets];
+	*s = (struct lset){h, copy, (unsigned char *)(copy + n), key.len, n};
+	slot = itab_find(p, &p->lset_tab, h, lset_eq, &key);
+	*slot = (struct itab_slot){(__u32)h, p->nr_lsets + 1};
+	p->lset_tab.count++;
+	*id = p->nr_lsets++;
+	return 0;
+}
+
+/* ---- stacks ------------------------------------------------------------------------ */
+
+struct stack_key {
+	const unsigned char *ips; /* unaligned, in the record */
+	__u16 klen, ulen;
+};
+
+static bool stack_eq(const struct profile *p, __u32 idx, const void *key)
+{
+	const struct stack_key *k = key;
+	const struct stack *s = &p->stacks[idx];
+
+	return s->klen == k->klen && s->ulen == k->ulen &&
+	       !memcmp(s->ips, k->ips, ((size_t)k->klen + k->ulen) * sizeof(__u64));
+}
+
+static int stack_intern(struct profile *p, const struct stack_key *k, __u32 *id)
+{
+	size_t bytes = ((size_t)k->klen + k->ulen) * sizeof(__u64);
+	__u64 h =
+		hash_final(hash_bytes(mix(p->seed, k->klen | (__u64)k->ulen << 16), k->ips, bytes));
+	struct itab_slot *slot;
+	__u64 *ips;
+
+	if (p->stack_tab.cap) {
+		slot = itab_find(p, &p->stack_tab, h, stack_eq, k);
+		if (slot->idx1) {
+			*id = slot->idx1 - 1;
+			return 0;
+		}
+	}
+	if (p->bytes > p->max_bytes)
+		return -ENOSPC;
+	if (itab_reserve(p, &p->stack_tab, p->stacks, sizeof(*p->stacks)) ||
+	    grow(p, (void **)&p->stacks, p->nr_stacks, &p->cap_stacks, sizeof(*p->stacks)))
+		return -ENOMEM;
+	ips = arena_alloc(p, bytes);
+	if (!ips)
+		return -ENOMEM;
+	memcpy(ips, k->ips, bytes);
+	p->stacks[p->nr_stacks] = (struct stack){h, ips, k->klen, k->ulen};
+	slot = itab_find(p, &p->stack_tab, h, stack_eq, k);
+	*slot = (struct itab_slot){(__u32)h, p->nr_stacks + 1};
+	p->stack_tab.count++;
+	*id = p->nr_stacks++;
+	return 0;
+}
+
+/* ---- entries ------------------------------------------------------------------------ */
+
+static bool entry_eq(const struct profile *p, __u32 idx, const void *key)
+{
+	const struct entry *k = key, *e = &p->entries[idx];
+
+	return e->pid == k->pid && e->tid == k->tid && e->lset == k->lset && e->stack == k->stack &&
+	       e->snapshot == k->snapshot && e->comm_len == k->comm_len &&
+	       !memcmp(e->comm, k->comm, k->comm_len);
+}
+
+/* Counts the sample into the entry equal to k; *created tells whether it is new. */
+static int entry_add(struct profile *p, struct entry *k, __u32 status, bool *created)
+{
+	struct itab_slot *slot = NULL;
+	struct entry *e;
+
+	k->hash = hash_final(hash_bytes(mix(mix(mix(p->seed, k->pid | (__u64)k->tid << 32),
+						k->lset | (__u64)k->stack << 32),
+					    k->snapshot),
+					k->comm, k->comm_len));
+	*created = false;
+	if (p->entry_tab.cap)
+		slot = itab_find(p, &p->entry_tab, k->hash, entry_eq, k);
+	if (!slot || !slot->idx1) {
+		if (p->bytes > 2 * p->max_bytes)
+			return -ENOSPC;
+		if (itab_reserve(p, &p->entry_tab, p->entries, sizeof(*p->entries)) ||
+		    grow(p, (void **)&p->entries, p->nr_entries, &p->cap_entries,
+			 sizeof(*p->entries)))
+			return -ENOMEM;
+		slot = itab_find(p, &p->entry_tab, k->hash, entry_eq, k);
+		p->entries[p->nr_entries] = *k;
+		*slot = (struct itab_slot){(__u32)k->hash, p->nr_entries + 1};
+		p->entry_tab.count++;
+		p->nr_entries++;
+		*created = true;
+	}
+	e = &p->entries[slot->idx1 - 1];
+	e->count++;
+	e->status |= status;
+	return 0;
+}
+
+/* ---- records ---------------------------------------------------------------------- */
+
+/*
+ * Decodes the label part of a record into p->scratch. Returns the number of
+ * labels, or -EINVAL if they do not fill exactly label_bytes.
+ */
+static long decode_labels(struct profile *p, const unsigned char *b, size_t label_bytes,
+			  size_t count)
+{
+	size_t off = 0, i;
+
+	/* Each label takes at least its header: a larger count cannot fit. */
+	if (count > label_bytes / sizeof(struct lp_label_hdr))
+		return -EINVAL;
+	if (count > p->cap_scratch) {
+		struct dlabel *n = realloc(p->scratch, count * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->bytes += (count - p->cap_scratch) * sizeof(*n);
+		p->scratch = n;
+		p->cap_scratch = count;
+	}
+	for (i = 0; i < count; i++) {
+		struct lp_label_hdr lh;
+		struct dlabel *d = &p->scratch[i];
+
+		if (label_bytes - off < sizeof(lh))
+			return -EINVAL;
+		memcpy(&lh, b + off, sizeof(lh));
+		off += sizeof(lh);
+		if ((size_t)lh.key_len + lh.value_len > label_bytes - off)
+			return -EINVAL;
+		d->l.key = b + off;
+		d->l.key_len = lh.key_len;
+		d->l.value = b + off + lh.key_len;
+		d->l.value_len = lh.value_len;
+		d->pos = i;
+		off += (size_t)lh.key_len + lh.value_len;
+	}
+	return off == label_bytes ? (long)count : -EINVAL;
+}
+
+int profile__add_sample(struct profile *p, const void *rec, size_t size)
+{
+	const unsigned char *b = rec;
+	struct lp_sample h;
+	struct stack_key sk;
+	struct entry k = {0};
+	size_t stack_bytes, i;
+	bool created;
+	long n;
+	int err;
+
+	if (!rec || size < sizeof(h))
+		goto out_reject;
+	memcpy(&h, rec, sizeof(h));
+	/* Bytes past the labels are allowed: room for later record parts. */
+	stack_bytes = ((size_t)h.kstack_len + h.ustack_len) * sizeof(__u64);
+	if (h.hdr.type != LP_EVENT_SAMPLE || h.hdr.size < sizeof(h) || h.hdr.size > size ||
+	    stack_bytes + h.label_bytes > h.hdr.size - sizeof(h))
+		goto out_reject;
+	n = decode_labels(p, b + sizeof(h) + stack_bytes, h.label_bytes, h.label_count);
+	if (n == -ENOMEM)
+		return -ENOMEM;
+	if (n < 0)
+		goto out_reject;
+	n = canonicalize(p->scratch, n);
+
+	p->st.samples++;
+	if (n)
+		p->st.samples_with_labels++;
+	k.pid = h.tgid;
+	k.tid = h.tid;
+	k.comm_len = strnlen(h.comm, LP_COMM_LEN);
+	memcpy(k.comm, h.comm, k.comm_len);
+	sk = (struct stack_key){b + sizeof(h), h.kstack_len, h.ustack_len};
+	/* A frame-pointer chain ends with a zero return address: no frame is at or past it. */
+	for (i = 0; i < h.ustack_len; i++) {
+		__u64 ip;
+
+		memcpy(&ip, sk.ips + (h.kstack_len + i) * sizeof(ip), sizeof(ip));
+		if (!ip) {
+			sk.ulen = i;
+			break;
+		}
+	}
+	err = lset_intern(p, p->scratch, n, h.label_bytes, &k.lset);
+	if (!err)
+		err = stack_intern(p, &sk, &k.stack);
+	if (err == -ENOSPC) {
+		k.lset = p->empty_lset;
+		k.stack = p->empty_stack;
+		h.status |= PROFILE_ST_DROPPED;
+	} else if (err) {
+		return err;
+	} else if (p->sym && sk.ulen) {
+		k.snapshot = symbolizer__observe_pid(p->sym, h.tgid);
+	}
+	err = entry_add(p, &k, h.status, &created);
+	if (err == -ENOSPC)
+		p->st.dropped++;
+	if (err)
+		return err;
+	if (created && k.snapshot) {
+		const struct stack *s = &p->stacks[k.stack];
+
+		symbolizer__check_ips(p->sym, k.snapshot, s->ips + s->klen, s->ulen);
+	}
+	return 0;
+
+out_reject:
+	p->st.rejected++;
+	return -EINVAL;
+}
+
+/* ---- lifecycle and readers ---------------------------------------------------------- */
+
+static __u64 random_seed(void)
+{
+	struct timespec ts;
+	__u64 seed;
+
+	/* The seed keeps label values chosen by a process from colliding on purpose. */
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == sizeof(seed))
+		return seed;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return hash_final((__u64)ts.tv_sec << 32 ^ ts.tv_nsec);
+}
+
+struct profile *profile__new(struct symbolizer *sym, const struct profile_opts *opts)
+{
+	static const unsigned char none[1];
+	struct profile *p = calloc(1, sizeof(*p));
+	struct stack_key empty = {none, 0, 0};
+
+	if (!p)
+		return NULL;
+	p->sym = sym;
+	p->seed = random_seed();
+	p->bytes = sizeof(*p);
+	/* What samples fall back to past the memory limit, so interned before it applies. */
+	p->max_bytes = SIZE_MAX / 2;
+	if (lset_intern(p, NULL, 0, 0, &p->empty_lset) ||
+	    stack_intern(p, &empty, &p->empty_stack)) {
+		profile__free(p);
+		return NULL;
+	}
+	p->max_bytes = opts && opts->max_bytes ? opts->max_bytes : DEFAULT_MAX_BYTES;
+	return p;
+}
+
+void profile__free(struct profile *p)
+{
+	struct arena_chunk *c, *next;
+
+	if (!p)
+		return;
+	for (c = p->arena; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(p->lsets);
+	free(p->stacks);
+	free(p->entries);
+	free(p->lset_tab.slots);
+	free(p->stack_tab.slots);
+	free(p->entry_tab.slots);
+	free(p->scratch);
+	free(p->enc);
+	free(p);
+}
+
+int profile__for_each(const struct profile *p, profile_sample_fn fn, void *ctx)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < p->nr_entries; i++) {
+		const struct entry *e = &p->entries[i];
+		const struct lset *l = &p->lsets[e->lset];
+		const struct stack *s = &p->stacks[e->stack];
+		struct profile_sample v = {
+			.pid = e->pid,
+			.tid = e->tid,
+			.comm = e->comm,
+			.comm_len = e->comm_len,
+			.labels = l->labels,
+			.label_count = l->n,
+			.kstack = s->ips,
+			.kstack_len = s->klen,
+			.ustack = s->ips + s->klen,
+			.ustack_len = s->ulen,
+			.count = e->count,
+			.status = e->status,
+			.snapshot = e->snapshot,
+			.label_set = e->lset,
+			.stack = e->stack,
+		};
+
+		ret = fn(&v, ctx);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void profile__stats(const struct profile *p, struct profile_stats *st)
+{
+	*st = p->st;
+	st->entries = p->nr_entries;
+	st->label_sets = p->nr_lsets;
+	st->stacks = p->nr_stacks;
+	st->bytes = p->bytes;
+}

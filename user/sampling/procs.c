@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "lib/compiler.h"
+#include "sampling/procs.h"
+#include "sampling/sampler.h"
+#include "proc/tls.h"
+
+/*
+ * After an exec, shared libraries are mapped and relocated by the dynamic
+ * loader in userspace: the TLS descriptors of a label library are only valid
+ * later. These are the delays of the follow-up inspections (and of retries
+ * while a descriptor is still lazy), in milliseconds.
+ */
+static const unsigned int retry_delays_ms[] = {5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000};
+#define MAX_ATTEMPTS ARRAY_SIZE(retry_delays_ms)
+
+struct proc_entry {
+	pid_t pid;     /* 0: free slot */
+	__u8 form;     /* enum lp_label_form installed in the recipes map */
+	__u8 attempts; /* follow-ups/retries done since the last exec or hint */
+	__u64 due_ns;  /* next inspection, 0: none */
+};
+
+struct procs {
+	struct sampler *sampler;
+	struct tls_cache *tls;
+	struct proc_entry *slots; /* open addressing, linear probing */
+	size_t mask;
+	size_t max;
+	size_t pending; /* entries with a due_ns */
+	struct procs_stats stats;
+	bool verbose;
+};
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static size_t slot_of(const struct procs *p, pid_t pid)
+{
+	return ((__u32)pid * 2654435761u) & p->mask;
+}
+
+static struct proc_entry *lookup(struct procs *p, pid_t pid)
+{
+	size_t i;
+
+	for (i = slot_of(p, pid);; i = (i + 1) & p->mask) {
+		if (p->slots[i].pid == pid)
+			return &p->slots[i];
+		if (!p->slots[i].pid)
+			return NULL;
+	}
+}
+
+static struct proc_entry *insert(struct procs *p, pid_t pid)
+{
+	struct proc_entry *e = lookup(p, pid);
+	size_t i;
+
+	if (e)
+		return e;
+	/* the table holds at most max processes; beyond that they go untracked */
+	if (p->stats.tracked >= p->max)
+		return NULL;
+	for (i = slot_of(p, pid); p->slots[i].pid; i = (i + 1) & p->mask)
+		;
+	p->slots[i] = (struct proc_entry){.pid = pid};
+	p->stats.tracked++;
+	return &p->slots[i];
+}
+
+/* Deletion with backward shift: probing chains stay intact without tombstones. */
+static void remove_entry(struct procs *p, struct proc_entry *e)
+{
+	size_t i = e - p->slots, j = i, home;
+
+	if (e->due_ns)
+		p->pending--;
+	if (e->form != LP_FORM_NONE)
+		p->stats.labelled--;
+	p->stats.tracked--;
+	p->slots[i].pid = 0;
+	for (;;) {
+		j = (j + 1) & p->mask;
+		if (!p->slots[j].pid)
+			return;
+		home = slot_of(p, p->slots[j].pid);
+		/* move j back to i unless its home lies cyclically in (i, j] */
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			p->slots[i] = p->slots[j];
+			p->slots[j].pid = 0;
+			i = j;
+		}
+	}
+}
+
+static void schedule(struct procs *p, struct proc_entry *e, unsigned int delay_ms)
+{
+	if (!e->due_ns)
+		p->pending++;
+	e->due_ns = now_ns() + delay_ms * 1000000ull;
+}
+
+static void unschedule(struct procs *p, struct proc_entry *e)
+{
+	if (e->due_ns)
+		p->pending--;
+	e->due_ns = 0;
+}
+
+static void set_form(struct procs *p, struct proc_entry *e, __u8 form)
+{
+	if (e->form != LP_FORM_NONE)
+		p->stats.labelled--;
+	if (form != LP_FORM_NONE)
+		p->stats.labelled++;
+	if (form != LP_FORM_NONE && e->form == LP_FORM_NONE)
+		p->stats.labelled_seen++;
+	e->form = form;
+}
+
+/*
+ * The pages of executable mappings of pid (mm->exec_vm, which BPF compares
+ * with the recipe's), from VmExe + VmLib of /proc/PID/status; 0 if unknown.
+ */
+static __u64 exec_vm_pages(pid_t pid)
+{
+	unsigned long long kb, sum = 0;
+	char path[64], line[128];
+	int seen = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (seen < 2 && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "VmExe: %llu kB", &kb) == 1 ||
+		    sscanf(line, "VmLib: %llu kB", &kb) == 1) {
+			sum += kb;
+			seen++;
+		}
+	}
+	fclose(f);
+	return seen == 2 ? sum * 1024 / sysconf(_SC_PAGESIZE) : 0;
+}
+
+/*
+ * Inspects one process and installs its recipe. A process without labels
+ * gets a LP_FORM_NONE recipe too, so BPF knows it was looked at and stops
+ * asking. Follow-ups stay scheduled while a process might still load its
+ * label library (after exec, after a new executable mapping).
+ */
+static void resolve(struct procs *p, struct proc_entry *e)
+{
+	struct lp_recipe recipe = {};
+	struct tls_diag diag = {};
+	__u64 seq, exec_vm;
+	int err;
+
+	/*
+	 * Read before inspecting: an exec in between makes this recipe stale in
+	 * BPF, and code mapped in between makes samples ask again.
+	 */
+	seq = sampler__exec_seq(p->sampler, e->pid);
+	exec_vm = exec_vm_pages(e->pid);
+	p->stats.resolves++;
+	err = tls__resolve_process(p->tls, e->pid, &recipe, &diag);
+	if (err == -ESRCH || err == -ENOENT) {
+		remove_entry(p, e);
+		return;
+	}
+	if (err == -EAGAIN)
+		p->stats.retries++;
+	else if (err) {
+		p->stats.errors++;
+		if (p->verbose)
+			fprintf(stderr, "labelprof: pid %d: %s\n", e->pid, diag.msg);
+	}
+	if (err)
+		memset(&recipe, 0, sizeof(recipe));
+	recipe.exec_seq = seq;
+	recipe.exec_vm = exec_vm;
+	if (sampler__set_recipe(p->sampler, e->pid, &recipe)) {
+		p->stats.errors++;
+		unschedule(p, e);
+		return;
+	}
+	if (p->verbose && recipe.form != e->form && recipe.form != LP_FORM_NONE)
+		fprintf(stderr, "labelprof: pid %d: %s\n", e->pid, diag.msg);
+	set_form(p, e, recipe.form);
+
+	if (recipe.form != LP_FORM_NONE || e->attempts >= MAX_ATTEMPTS) {
+		unschedule(p, e);
+		return;
+	}
+	schedule(p, e, retry_delays_ms[e->attempts++]);
+}
+
+static void resolve_pid(struct procs *p, pid_t pid, bool follow_up)
+{
+	struct proc_entry *e = insert(p, pid);
+
+	if (!e)
+		return;
+	if (follow_up)
+		e->attempts = 0;
+	resolve(p, e);
+}
+
+struct procs *procs__new(struct sampler *s, unsigned int max_processes, bool verbose)
+{
+	struct procs *p = calloc(1, sizeof(*p));
+	size_t cap = 16;
+
+	if (!p)
+		return NULL;
+	p->max = max_processes ? max_processes : 65536;
+	while (cap < 2 * p->max)
+		cap <<= 1;
+	p->slots = calloc(cap, sizeof(*p->slots));
+	p->tls = tls_cache__new(TLS_CACHE_DEFAULT_ENTRIES);
+	if (!p->slots || !p->tls) {
+		procs__free(p);
+		return NULL;
+	}
+	p->mask = cap - 1;
+	p->sampler = s;
+	p->verbose = verbose;
+	return p;
+}
+
+void procs__free(struct procs *p)
+{
+	if (!p)
+		return;
+	tls_cache__free(p->tls);
+	free(p->slots);
+	free(p);
+}
+
+int procs__scan(struct procs *p, const pid_t *pids, size_t count)
+{
+	struct dirent *de;
+	size_t i;
+	DIR *dir;
+
+	if (count) {
+		for (i = 0; i < count; i++)
+			resolve_pid(p, pids[i], false);
+		return 0;
+	}
+	dir = opendir("/proc");
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		char *end;
+		long pid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || pid > 0x7fffffff)
+			continue;
+		resolve_pid(p, pid, false);
+	}
+	closedir(dir);
+	return 0;
+}
+
+void procs__handle_event(struct procs *p, const struct lp_proc_event *ev)
+{
+	struct proc_entry *e;
+
+	switch (ev->hdr.type) {
+	case LP_EVENT_EXEC:
+		/* BPF already dropped the old recipe; the new image needs a new one */
+		e = lookup(p, ev->tgid);
+		if (e)
+			set_form(p, e, LP_FORM_NONE);
+		resolve_pid(p, ev->tgid, true);
+		break;
+	case LP_EVENT_EXIT:
+		e = lookup(p, ev->tgid);
+		if (e)
+			remove_entry(p, e);
+		break;
+	case LP_EVENT_UNKNOWN_PID:
+		resolve_pid(p, ev->tgid, false);
+		break;
+	case LP_EVENT_EXEC_MAP:
+		/*
+		 * Code mapped or unmapped since the process was inspected: maybe a
+		 * label library, at startup, dlopen'd, or reloaded with other TLS.
+		 */
+		resolve_pid(p, ev->tgid, true);
+		break;
+	}
+}
+
+void procs__tick(struct procs *p)
+{
+	__u64 now;
+	size_t i;
+
+	if (!p->pending)
+		return;
+	now = now_ns();
+	for (i = 0; i <= p->mask && p->pending; i++) {
+		struct proc_entry *e = &p->slots[i];
+
+		if (!e->pid || !e->due_ns || e->due_ns > now)
+			continue;
+		unschedule(p, e);
+		resolve(p, e);
+		/* resolve may have removed the entry and shifted another into slot i */
+		if (p->slots[i].pid && p->slots[i].due_ns && p->slots[i].due_ns <= now)
+			i--;
+	}
+}
+
+void procs__stats(const struct procs *p, struct procs_stats *out)
+{
+	*out = p->stats;
+}

@@ -1,0 +1,607 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "labelprof.skel.h"
+#include "sampling/sampler.h"
+
+/*
+ * The default ring buffer holds RINGBUF_SECONDS of samples of RINGBUF_SAMPLE
+ * bytes (a sample with two deep stacks and a few labels) from every CPU:
+ * userspace drains it every 100 ms, but may stop for a while to build a
+ * profile. Its pages are mapped twice (the wrap-around), and count twice in
+ * RSS once written, so it is no larger than the rate needs.
+ */
+#define RINGBUF_SAMPLE	      2048u
+#define RINGBUF_SECONDS	      2u
+#define RINGBUF_MIN_BYTES     (1u << 20)
+#define RINGBUF_MAX_BYTES     (64u << 20)
+#define DEFAULT_MAX_PROCESSES 65536
+/* What sampler__read_threads accepts from its iterator: a record per thread. */
+#define READ_THREADS_MAX_BYTES (256u << 20)
+
+struct sampler {
+	struct labelprof_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links; /* one per CPU, NULL where the CPU is offline */
+	int *perf_fds;
+	int ncpus; /* possible CPUs */
+	int nattached;
+	int cgroup_fd;
+	unsigned int freq_hz;
+	sampler_event_fn fn;
+	void *ctx;
+};
+
+static bool verbose_libbpf;
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	/* libbpf's messages repeat ours in less helpful words unless asked for */
+	if (!verbose_libbpf)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static void set_err(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+static bool has_cap(int cap)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	return data[cap / 32].effective & (1u << (cap % 32));
+}
+
+/* Names what is missing, in words a user can act on; NULL when all is there. */
+static const char *missing_privileges(void)
+{
+	if (geteuid() == 0)
+		return NULL;
+	if (!has_cap(CAP_BPF) && !has_cap(CAP_SYS_ADMIN))
+		return "CAP_BPF";
+	if (!has_cap(CAP_PERFMON) && !has_cap(CAP_SYS_ADMIN))
+		return "CAP_PERFMON";
+	if (!has_cap(CAP_SYS_PTRACE))
+		return "CAP_SYS_PTRACE";
+	return NULL;
+}
+
+static int handle_record(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	return s->fn(s->ctx, data, size);
+}
+
+static size_t round_pow2(size_t v)
+{
+	size_t p = 4096;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+/*
+ * Frames per stack: bpf_get_stack's limit, kernel.perf_event_max_stack (read
+ * once), which the BPF walker of user stacks keeps to as well.
+ */
+static __u32 stack_depth(void)
+{
+	unsigned int v = LP_MAX_STACK_DEPTH;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "re");
+
+	if (f) {
+		if (fscanf(f, "%u", &v) != 1)
+			v = LP_MAX_STACK_DEPTH;
+		fclose(f);
+	}
+	return v < 1 ? 1 : v > LP_MAX_STACK_DEPTH ? LP_MAX_STACK_DEPTH : v;
+}
+
+static size_t default_ringbuf_bytes(const struct sampler *s, const struct sampler_opts *o)
+{
+	unsigned long long v =
+		(unsigned long long)o->freq_hz * s->ncpus * RINGBUF_SAMPLE * RINGBUF_SECONDS;
+
+	return v < RINGBUF_MIN_BYTES   ? RINGBUF_MIN_BYTES
+	       : v > RINGBUF_MAX_BYTES ? RINGBUF_MAX_BYTES
+				       : v;
+}
+
+static int configure(struct sampler *s, const struct sampler_opts *o, char *err, size_t err_len)
+{
+	struct labelprof_bpf *skel = s->skel;
+	unsigned int labels = o->max_labels ? o->max_labels : LP_DEFAULT_MAX_LABELS;
+	unsigned int klen = o->max_key_len ? o->max_key_len : LP_DEFAULT_MAX_KEY_LEN;
+	unsigned int vlen = o->max_value_len ? o->max_value_len : LP_DEFAULT_MAX_VALUE_LEN;
+	size_t label_bytes = (size_t)labels * (sizeof(struct lp_label_hdr) + klen + vlen);
+
+	if (labels > LP_MAX_LABELS || klen > LP_MAX_KEY_LEN || vlen > LP_MAX_VALUE_LEN ||
+	    label_bytes > LP_MAX_LABEL_BYTES) {
+		set_err(err, err_len,
+			"label limits too large: at most %d labels, %d-byte keys, %d-byte values, "
+			"and labels x (4 + key + value) <= %d bytes",
+			LP_MAX_LABELS, LP_MAX_KEY_LEN, LP_MAX_VALUE_LEN, LP_MAX_LABEL_BYTES);
+		return -EINVAL;
+	}
+	skel->rodata->max_labels = labels;
+	skel->rodata->max_key_len = klen;
+	skel->rodata->max_value_len = vlen;
+	skel->rodata->read_labels = o->read_labels;
+	skel->rodata->kernel_stacks = o->kernel_stacks;
+	skel->rodata->user_stacks = o->user_stacks;
+	skel->rodata->filter_mode = o->filter_mode;
+	skel->rodata->follow_children = o->follow_children;
+	skel->rodata->stack_depth = stack_depth();
+
+	bpf_map__set_max_entries(skel->maps.scratch, s->ncpus);
+	bpf_map__set_max_entries(skel->maps.recipes,
+				 o->max_processes ? o->max_processes : DEFAULT_MAX_PROCESSES);
+	bpf_map__set_max_entries(skel->maps.execs,
+				 o->max_processes ? o->max_processes : DEFAULT_MAX_PROCESSES);
+	bpf_map__set_max_entries(
+		skel->maps.events,
+		round_pow2(o->ringbuf_bytes ? o->ringbuf_bytes : default_ringbuf_bytes(s, o)));
+	if (o->filter_mode == LP_FILTER_PIDS)
+		bpf_map__set_max_entries(skel->maps.pid_filter,
+					 o->pid_count + (o->follow_children ? 4096 : 16));
+	return 0;
+}
+
+static int open_cgroup(struct sampler *s, const char *path, char *err, size_t err_len)
+{
+	__u32 zero = 0;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0) {
+		set_err(err, err_len,
+			"cgroup %s: %s (give a cgroup v2 directory, e.g. "
+			"/sys/fs/cgroup/system.slice/foo.service)",
+			path, strerror(errno));
+		return -errno;
+	}
+	s->cgroup_fd = fd;
+	if (bpf_map__update_elem(s->skel->maps.cgroup_filter, &zero, sizeof(zero), &fd, sizeof(fd),
+				 BPF_ANY)) {
+		set_err(err, err_len, "cgroup %s: not a cgroup v2 directory (%s)", path,
+			strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int attach_perf_events(struct sampler *s, unsigned int freq_hz, char *err, size_t err_len)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		/* cpu-clock counts nanoseconds: a fixed period gives an exact rate */
+		.sample_period = 1000000000ull / freq_hz,
+	};
+	int cpu, fd, last_errno = 0;
+
+	for (cpu = 0; cpu < s->ncpus; cpu++) {
+		fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENODEV) /* offline CPU */
+				continue;
+			last_errno = errno;
+			break;
+		}
+		s->perf_fds[cpu] = fd;
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
+		if (!s->links[cpu]) {
+			last_errno = errno;
+			break;
+		}
+		s->nattached++;
+	}
+	if (last_errno || !s->nattached) {
+		set_err(err, err_len,
+			"cannot open a cpu-clock perf event on CPU %d: %s (check "
+			"/proc/sys/kernel/perf_event_paranoid and CONFIG_PERF_EVENTS)",
+			cpu, strerror(last_errno ? last_errno : ENODEV));
+		return -(last_errno ? last_errno : ENODEV);
+	}
+	return 0;
+}
+
+int sampler__check_system(char *err, size_t err_len)
+{
+	const char *missing = missing_privileges();
+
+	if (missing) {
+		set_err(err, err_len,
+			"not enough privileges: %s is missing (run as root, or grant CAP_BPF, "
+			"CAP_PERFMON and CAP_SYS_PTRACE; a service also wants CAP_DAC_READ_SEARCH "
+			"for other users' files, CAP_SYSLOG for kernel symbols and "
+			"CAP_CHECKPOINT_RESTORE for deleted files)",
+			missing);
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		set_err(err, err_len,
+			"this kernel has no BTF (/sys/kernel/btf/vmlinux: %s); "
+			"labelprof needs CONFIG_DEBUG_INFO_BTF=y",
+			strerror(errno));
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn, void *ctx,
+			      char *err, size_t err_len)
+{
+	struct sampler *s;
+	size_t i;
+	__u8 one = 1;
+	int e;
+
+	if (sampler__check_system(err, err_len))
+		return NULL;
+	if (!o->freq_hz || o->freq_hz > 100000) {
+		set_err(err, err_len, "sampling frequency must be 1..100000 Hz");
+		return NULL;
+	}
+
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		set_err(err, err_len, "out of memory");
+		return NULL;
+	}
+	s->fn = fn;
+	s->ctx = ctx;
+	s->cgroup_fd = -1;
+	verbose_libbpf = o->verbose;
+	libbpf_set_print(print_libbpf);
+
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus <= 0) {
+		set_err(err, err_len, "cannot count CPUs: %s", strerror(-s->ncpus));
+		goto out_free;
+	}
+	s->links = calloc(s->ncpus, sizeof(*s->links));
+	s->perf_fds = malloc(s->ncpus * sizeof(*s->perf_fds));
+	if (!s->links || !s->perf_fds) {
+		set_err(err, err_len, "out of memory");
+		goto out_free;
+	}
+	for (e = 0; e < s->ncpus; e++)
+		s->perf_fds[e] = -1;
+
+	s->skel = labelprof_bpf__open();
+	if (!s->skel) {
+		set_err(err, err_len, "cannot open the BPF object: %s", strerror(errno));
+		goto out_free;
+	}
+	if (configure(s, o, err, err_len))
+		goto out_close;
+	/* the task iterator is for sampler__read_threads only */
+	bpf_program__set_autoload(s->skel->progs.read_threads, false);
+	e = labelprof_bpf__load(s->skel);
+	if (e) {
+		set_err(err, err_len,
+			"cannot load the BPF program: %s (kernel 5.17+ with BTF, ring buffers and "
+			"bpf_loop is needed; run with -v for the verifier's log)",
+			strerror(-e));
+		goto out_close;
+	}
+	if (o->filter_mode == LP_FILTER_CGROUP && open_cgroup(s, o->cgroup_path, err, err_len))
+		goto out_close;
+	for (i = 0; i < o->pid_count; i++) {
+		if (bpf_map__update_elem(s->skel->maps.pid_filter, &o->pids[i], sizeof(__u32), &one,
+					 sizeof(one), BPF_ANY)) {
+			set_err(err, err_len, "cannot add pid %d to the filter: %s", o->pids[i],
+				strerror(errno));
+			goto out_close;
+		}
+	}
+
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_record, s, NULL);
+	if (!s->rb) {
+		set_err(err, err_len, "cannot set up the ring buffer: %s", strerror(errno));
+		goto out_close;
+	}
+	/* lifecycle programs first, so no exec or exit is missed once sampling starts */
+	if (labelprof_bpf__attach(s->skel)) {
+		set_err(err, err_len,
+			"cannot attach the process lifecycle programs (BTF tracepoints "
+			"sched_process_exec, _fork, _exit): %s (run with -v for libbpf's messages)",
+			strerror(errno));
+		goto out_close;
+	}
+	s->freq_hz = o->freq_hz;
+	return s;
+
+out_close:
+	sampler__close(s);
+	return NULL;
+out_free:
+	free(s->links);
+	free(s->perf_fds);
+	free(s);
+	return NULL;
+}
+
+int sampler__start(struct sampler *s, char *err, size_t err_len)
+{
+	return attach_perf_events(s, s->freq_hz, err, err_len);
+}
+
+void sampler__stop(struct sampler *s)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < s->ncpus; cpu++) {
+		/* a link destroys its perf event's attachment, not the fd */
+		bpf_link__destroy(s->links[cpu]);
+		s->links[cpu] = NULL;
+		if (s->perf_fds[cpu] >= 0)
+			close(s->perf_fds[cpu]);
+		s->perf_fds[cpu] = -1;
+	}
+	s->nattached = 0;
+}
+
+void sampler__close(struct sampler *s)
+{
+	if (!s)
+		return;
+	sampler__stop(s);
+	ring_buffer__free(s->rb);
+	labelprof_bpf__destroy(s->skel);
+	if (s->cgroup_fd >= 0)
+		close(s->cgroup_fd);
+	free(s->links);
+	free(s->perf_fds);
+	free(s);
+}
+
+int sampler__poll(struct sampler *s, int timeout_ms)
+{
+	/* woken early only by process events; samples are consumed here regardless */
+	int n = ring_buffer__poll(s->rb, timeout_ms);
+
+	if (n < 0 && n != -EINTR)
+		return n;
+	n = ring_buffer__consume(s->rb);
+	return n == -EINTR ? 0 : n;
+}
+
+int sampler__drain(struct sampler *s)
+{
+	return ring_buffer__consume(s->rb);
+}
+
+/* After a change of the recipes map: the BPF program's CPUs drop the recipes they keep. */
+static void recipes_changed(struct sampler *s)
+{
+	__atomic_fetch_add(&s->skel->bss->recipes_gen, 1, __ATOMIC_SEQ_CST);
+}
+
+int sampler__set_recipe(struct sampler *s, __u32 tgid, const struct lp_recipe *r)
+{
+	int err = 0;
+
+	if (bpf_map__update_elem(s->skel->maps.recipes, &tgid, sizeof(tgid), r, sizeof(*r),
+				 BPF_ANY))
+		err = -errno;
+	recipes_changed(s);
+	return err;
+}
+
+int sampler__delete_recipe(struct sampler *s, __u32 tgid)
+{
+	int err = 0;
+
+	if (bpf_map__delete_elem(s->skel->maps.recipes, &tgid, sizeof(tgid), 0) && errno != ENOENT)
+		err = -errno;
+	recipes_changed(s);
+	return err;
+}
+
+__u64 sampler__exec_seq(struct sampler *s, __u32 tgid)
+{
+	__u64 seq = 0;
+
+	if (bpf_map__lookup_elem(s->skel->maps.execs, &tgid, sizeof(tgid), &seq, sizeof(seq), 0))
+		return 0;
+	return seq;
+}
+
+int sampler__add_pid(struct sampler *s, __u32 tgid)
+{
+	__u8 one = 1;
+	int err = 0;
+
+	if (bpf_map__update_elem(s->skel->maps.pid_filter, &tgid, sizeof(tgid), &one, sizeof(one),
+				 BPF_ANY))
+		err = -errno;
+	/* the BPF program's CPUs drop the answers they keep */
+	__atomic_fetch_add(&s->skel->bss->pid_filter_gen, 1, __ATOMIC_SEQ_CST);
+	return err;
+}
+
+int sampler__read_counters(struct sampler *s, struct lp_counters *out)
+{
+	struct lp_counters *percpu;
+	__u64 *sum = (__u64 *)out, *v;
+	__u32 zero = 0;
+	size_t i, f;
+
+	percpu = calloc(s->ncpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	if (bpf_map__lookup_elem(s->skel->maps.counters, &zero, sizeof(zero), percpu,
+				 s->ncpus * sizeof(*percpu), 0)) {
+		free(percpu);
+		return -errno;
+	}
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < (size_t)s->ncpus; i++) {
+		v = (__u64 *)&percpu[i];
+		for (f = 0; f < sizeof(*out) / sizeof(__u64); f++)
+			sum[f] += v[f];
+	}
+	free(percpu);
+	return 0;
+}
+
+int sampler__cpu_count(const struct sampler *s)
+{
+	return s->nattached;
+}
+
+/* Everything the iterator writes, until it ends; *buf is malloc'd. */
+static int read_all(int fd, char **buf, size_t *len)
+{
+	size_t cap = 0;
+	ssize_t n;
+	char *tmp;
+
+	*buf = NULL;
+	*len = 0;
+	for (;;) {
+		if (*len == cap) {
+			if (cap >= READ_THREADS_MAX_BYTES)
+				return -E2BIG;
+			cap = cap ? 2 * cap : LP_SCRATCH_SIZE;
+			tmp = realloc(*buf, cap);
+			if (!tmp)
+				return -ENOMEM;
+			*buf = tmp;
+		}
+		n = read(fd, *buf + *len, cap - *len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			return 0;
+		*len += n;
+	}
+}
+
+int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, sampler_event_fn fn,
+			  void *ctx, char *err, size_t err_len)
+{
+	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	union bpf_iter_link_info linfo = {};
+	struct labelprof_bpf *skel;
+	struct bpf_program *prog;
+	struct bpf_link *link = NULL;
+	struct lp_event_hdr h;
+	char *buf = NULL;
+	size_t len = 0, off;
+	int ncpus, iter_fd = -1, ret;
+
+	ret = sampler__check_system(err, err_len);
+	if (ret)
+		return ret;
+	verbose_libbpf = verbose;
+	libbpf_set_print(print_libbpf);
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0) {
+		set_err(err, err_len, "cannot count CPUs: %s", strerror(-ncpus));
+		return ncpus ? ncpus : -EINVAL;
+	}
+	skel = labelprof_bpf__open();
+	if (!skel) {
+		ret = -errno;
+		set_err(err, err_len, "cannot open the BPF object: %s", strerror(errno));
+		return ret;
+	}
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, prog == skel->progs.read_threads);
+	bpf_map__set_max_entries(skel->maps.scratch, ncpus);
+	/* the sampler's large maps come with the object but serve one process here */
+	bpf_map__set_max_entries(skel->maps.recipes, 1);
+	bpf_map__set_max_entries(skel->maps.execs, 1);
+	bpf_map__set_max_entries(skel->maps.events, round_pow2(getpagesize()));
+	ret = labelprof_bpf__load(skel);
+	if (ret) {
+		set_err(err, err_len,
+			"cannot load the BPF task iterator: %s (kernel 6.1+ with BTF and sleepable "
+			"iterators is needed; run with -v for the verifier's log)",
+			strerror(-ret));
+		goto out_destroy;
+	}
+	if (bpf_map__update_elem(skel->maps.recipes, &tgid, sizeof(tgid), r, sizeof(*r), BPF_ANY)) {
+		ret = -errno;
+		set_err(err, err_len, "cannot install the recipe of pid %u: %s", tgid,
+			strerror(errno));
+		goto out_destroy;
+	}
+	/* only the threads of tgid are walked */
+	linfo.task.pid = tgid;
+	opts.link_info = &linfo;
+	opts.link_info_len = sizeof(linfo);
+	link = bpf_program__attach_iter(skel->progs.read_threads, &opts);
+	if (!link) {
+		ret = -errno;
+		set_err(err, err_len, "cannot attach the task iterator to pid %u: %s", tgid,
+			strerror(errno));
+		goto out_destroy;
+	}
+	iter_fd = bpf_iter_create(bpf_link__fd(link));
+	if (iter_fd < 0) {
+		ret = -errno;
+		set_err(err, err_len, "cannot start the task iterator: %s", strerror(errno));
+		goto out_destroy;
+	}
+	ret = read_all(iter_fd, &buf, &len);
+	if (ret) {
+		set_err(err, err_len, "reading the task iterator: %s", strerror(-ret));
+		goto out_free;
+	}
+	for (off = 0; off < len; off += h.size) {
+		if (len - off < sizeof(h))
+			break;
+		memcpy(&h, buf + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size > len - off)
+			break;
+		ret = fn(ctx, buf + off, h.size);
+		if (ret) {
+			set_err(err, err_len, "%s", strerror(-ret));
+			goto out_free;
+		}
+	}
+	if (off != len) {
+		ret = -EPROTO;
+		set_err(err, err_len, "malformed task iterator output at byte %zu", off);
+	}
+
+out_free:
+	free(buf);
+	close(iter_fd);
+out_destroy:
+	bpf_link__destroy(link);
+	labelprof_bpf__destroy(skel);
+	return ret;
+}
