@@ -26,7 +26,7 @@ FUZZ_SRCS_fuzz_profile := user/format/fmt.c user/profile/profile.c user/format/o
 	user/format/output_report.c user/format/output_pprof.c user/format/output_otlp.c user/format/output_html.c user/format/pb.c \
 	user/profile/symprof.c user/profile/symprof_build.c user/symbolize/symbols.c user/symbolize/dwarf.c user/proc/maps.c user/lib/elf.c \
 	$(PROTO_FUZZ_OBJS)
-FUZZ_SRCS_fuzz_json := user/format/fmt.c user/format/input_json.c user/profile/symprof.c user/format/output_json.c user/format/output_folded.c \
+FUZZ_SRCS_fuzz_json := user/format/fmt.c user/format/json.c user/format/input_json.c user/profile/symprof.c user/format/output_json.c user/format/output_folded.c \
 	user/format/output_report.c user/format/output_html.c
 # The generated protobuf code comes compiled for fuzzing (proto/build.mk).
 FUZZ_SRCS_fuzz_pprof := user/format/input_pprof.c user/format/output_pprof.c user/format/pb.c user/profile/symprof.c \
