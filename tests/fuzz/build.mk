@@ -23,7 +23,7 @@ FUZZ_SRCS_fuzz_elf := user/lib/elf.c user/proc/tls.c user/proc/maps.c
 FUZZ_SRCS_fuzz_maps := user/proc/maps.c
 # symbols.c only links: the profile is fuzzed without a symbolizer.
 FUZZ_SRCS_fuzz_profile := user/format/fmt.c user/profile/profile.c user/format/output.c user/format/output_folded.c user/format/output_json.c \
-	user/format/output_report.c user/format/output_pprof.c user/format/output_otlp.c user/format/output_html.c user/format/pb.c \
+	user/format/output_report.c user/format/output_pprof.c user/format/output_otlp.c user/format/otlp.c user/format/output_html.c user/format/pb.c \
 	user/profile/symprof.c user/profile/symprof_build.c user/symbolize/symbols.c user/symbolize/dwarf.c user/proc/maps.c user/lib/elf.c \
 	$(PROTO_FUZZ_OBJS)
 FUZZ_SRCS_fuzz_json := user/format/fmt.c user/format/json.c user/format/input_json.c user/profile/symprof.c user/format/output_json.c user/format/output_folded.c \
@@ -31,7 +31,7 @@ FUZZ_SRCS_fuzz_json := user/format/fmt.c user/format/json.c user/format/input_js
 # The generated protobuf code comes compiled for fuzzing (proto/build.mk).
 FUZZ_SRCS_fuzz_pprof := user/format/input_pprof.c user/format/output_pprof.c user/format/pb.c user/profile/symprof.c \
 	$(PROTO_FUZZ_OBJS)
-FUZZ_SRCS_fuzz_otlp := user/format/input_otlp.c user/format/output_otlp.c user/format/pb.c user/profile/symprof.c \
+FUZZ_SRCS_fuzz_otlp := user/format/input_otlp.c user/format/output_otlp.c user/format/otlp.c user/format/pb.c user/profile/symprof.c \
 	$(PROTO_FUZZ_OBJS)
 FUZZ_ALL := fuzz_elf fuzz_maps fuzz_profile fuzz_json fuzz_pprof fuzz_otlp
 FUZZ_TARGETS ?= $(FUZZ_ALL)

@@ -116,7 +116,7 @@ static bool str_is(struct reader *r, __u32 id, const char *s)
 {
 	const struct sp_string *x = symprof__str(r->sp, id);
 
-	return x->len == strlen(s) && !memcmp(x->bytes, s, x->len);
+	return sp_string__is(x, s);
 }
 
 /* A value that must fit a __u32 (line numbers). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * What the OTLP profiles writer (output_otlp.c) and reader (input_otlp.c)
- * share: short names for the generated protobuf-c types, the attribute keys
+ * share (otlp.c): short names for the generated protobuf-c types, the attribute keys
  * (OpenTelemetry semantic conventions) and the rule that turns trace labels
  * into a Link, so that the reader undoes exactly what the writer did.
  */

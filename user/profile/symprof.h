@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <linux/types.h>
 
 #include "labelprof.h"
@@ -182,6 +183,12 @@ const struct sp_process *symprof__process(const struct symprof *sp, __u32 pid);
 static inline const struct sp_string *symprof__str(const struct symprof *sp, __u32 id)
 {
 	return &sp->strings[id < sp->string_count ? id : 0];
+}
+
+/* Whether the bytes of s are those of the C string name. */
+static inline bool sp_string__is(const struct sp_string *s, const char *name)
+{
+	return s->len == strlen(name) && !memcmp(s->bytes, name, s->len);
 }
 
 /*
