@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "lib/compiler.h"
+#include "lib/hex.h"
 #include "format/fmt.h"
 #include "format/input.h"
 #include "format/output.h"
@@ -186,7 +187,7 @@ static int hex4(const struct jp *p, size_t pos, unsigned int *v)
 	if (p->len - pos < 4)
 		return -1;
 	for (i = 0; i < 4; i++) {
-		int d = fmt__hex_digit(p->buf[pos + i]);
+		int d = hex__digit(p->buf[pos + i]);
 
 		if (d < 0)
 			return -1;
@@ -628,7 +629,7 @@ static int read_hex_u64(struct jp *p, const char *key, __u64 *v)
 		return fail(p, at, "\"%s\" must be \"0x\" and 1 to 16 hex digits", key);
 	*v = 0;
 	for (i = 2; i < p->str_len; i++) {
-		int d = fmt__hex_digit(p->str[i]);
+		int d = hex__digit(p->str[i]);
 
 		if (d < 0)
 			return fail(p, at, "\"%s\" must be \"0x\" and 1 to 16 hex digits", key);
@@ -653,7 +654,7 @@ static int read_hex_bytes(struct jp *p, const char *key, __u32 *id)
 		return fail(p, at, "\"%s\" must be pairs of hex digits", key);
 	/* decoded in place: byte i/2 is written after digits i and i + 1 are read */
 	for (i = 0; i < p->str_len; i += 2) {
-		int hi = fmt__hex_digit(p->str[i]), lo = fmt__hex_digit(p->str[i + 1]);
+		int hi = hex__digit(p->str[i]), lo = hex__digit(p->str[i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return fail(p, at, "\"%s\" must be pairs of hex digits", key);
