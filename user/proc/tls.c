@@ -22,6 +22,7 @@
 #include "lib/compiler.h"
 #include "lib/elf.h"
 #include "proc/maps.h"
+#include "proc/root.h"
 #include "proc/tls.h"
 
 #define SYM_VERSION "custom_labels_abi_version"
@@ -34,7 +35,6 @@
 #define TLS_MAX_TP_OFFSET   (1ll << 32)
 #define DTV_MAX_MODID	    (1u << 20)
 #define DTV_MAX_OFFSET	    TLS_MAX_MEMSZ
-#define MAPS_MAX_LINES	    65536
 #define MAPS_MAX_OBJECTS    4096
 #define INTERP_MAX	    4096
 #define DYNAMIC_MAX_ENTRIES 4096
@@ -344,25 +344,33 @@ static int inspect_elf(const struct elf_file *ef, struct tls_file_info *info, ch
 	return 0;
 }
 
-int tls__inspect_file(const char *path, struct tls_file_info *info, char *err, size_t err_len)
+int tls__inspect_fd(int fd, const char *name, struct tls_file_info *info, char *err,
+		    size_t err_len)
 {
 	struct elf_file *ef;
+	int ret;
+
+	memset(info, 0, sizeof(*info));
+	ef = elf_file__open_fd(fd, name, err, err_len);
+	if (!ef)
+		return -EINVAL;
+	ret = inspect_elf(ef, info, err, err_len);
+	elf_file__close(ef);
+	return ret;
+}
+
+int tls__inspect_file(const char *path, struct tls_file_info *info, char *err, size_t err_len)
+{
+	struct stat st;
 	int fd, ret;
 
 	memset(info, 0, sizeof(*info));
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = proc_root__open(0, path, &st);
 	if (fd < 0) {
-		ret = -errno;
-		set_msg(err, err_len, "%s: %s", path, strerror(errno));
-		return ret;
+		set_msg(err, err_len, "%s: %s", path, strerror(-fd));
+		return fd;
 	}
-	ef = elf_file__open_fd(fd, path, err, err_len);
-	if (ef) {
-		ret = inspect_elf(ef, info, err, err_len);
-		elf_file__close(ef);
-	} else {
-		ret = -EINVAL;
-	}
+	ret = tls__inspect_fd(fd, path, info, err, err_len);
 	close(fd);
 	return ret;
 }
@@ -565,17 +573,10 @@ static void cache_insert(struct tls_cache *cache, uint64_t dev, uint64_t ino, co
 
 /* ---- live processes ------------------------------------------------------- */
 
-struct map_range {
-	uint64_t start, end;
-	bool writable, executable;
-};
-
 /* A file with an executable mapping: a loaded ELF object. */
 struct proc_object {
-	uint64_t start, pgoff; /* its first executable mapping */
-	uint64_t dev, ino;
-	bool deleted;
-	char *path;
+	const struct maps_entry *map; /* its first executable mapping */
+	uint64_t dev;
 	struct tls_file_info info;
 };
 
@@ -584,20 +585,15 @@ struct proc {
 	int mem_fd;
 	enum tls_libc libc;
 	const struct tls_arch *arch;
-	struct map_range *ranges;
-	size_t nr_ranges;
+	struct maps *maps;
 	struct proc_object *objs;
 	size_t nr_objs;
 };
 
 static void proc__free(struct proc *p)
 {
-	size_t i;
-
-	for (i = 0; i < p->nr_objs; i++)
-		free(p->objs[i].path);
 	free(p->objs);
-	free(p->ranges);
+	maps__free(p->maps);
 	if (p->mem_fd >= 0)
 		close(p->mem_fd);
 }
@@ -622,197 +618,82 @@ static int grow(void **array, size_t *cap, size_t nr, size_t elem, size_t max)
 	return 0;
 }
 
-static int proc__add_object(struct proc *p, size_t *cap, uint64_t start, uint64_t pgoff,
-			    uint64_t dev, uint64_t ino, const char *path)
+static int proc__add_object(struct proc *p, size_t *cap, const struct maps_entry *e)
 {
-	static const char deleted[] = " (deleted)";
+	uint64_t dev = makedev(e->dev_major, e->dev_minor);
 	struct proc_object *o;
-	size_t i, len;
+	size_t i;
 	int ret;
 
 	for (i = 0; i < p->nr_objs; i++)
-		if (p->objs[i].dev == dev && p->objs[i].ino == ino)
+		if (p->objs[i].dev == dev && p->objs[i].map->inode == e->inode)
 			return 0;
 	ret = grow((void **)&p->objs, cap, p->nr_objs, sizeof(*p->objs), MAPS_MAX_OBJECTS);
 	if (ret)
 		return ret;
-	o = &p->objs[p->nr_objs];
+	o = &p->objs[p->nr_objs++];
 	memset(o, 0, sizeof(*o));
-	o->path = strdup(path);
-	if (!o->path)
-		return -ENOMEM;
-	len = strlen(path);
-	if (len > sizeof(deleted) - 1 && !strcmp(path + len - (sizeof(deleted) - 1), deleted)) {
-		o->deleted = true;
-		o->path[len - (sizeof(deleted) - 1)] = '\0';
-	}
-	o->start = start;
-	o->pgoff = pgoff;
+	o->map = e;
 	o->dev = dev;
-	o->ino = ino;
-	p->nr_objs++;
 	return 0;
 }
 
 static int proc__read_maps(struct proc *p)
 {
-	size_t ranges_cap = 0, objs_cap = 0, lines;
-	char line[PATH_MAX + 256], path_buf[64], root[PATH_MAX];
-	int ret = 0;
-	FILE *f;
+	size_t objs_cap = 0, i;
+	int ret;
 
-	snprintf(path_buf, sizeof(path_buf), "/proc/%d/maps", p->pid);
-	f = fopen(path_buf, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	maps__read_root(p->pid, root, sizeof(root));
-	for (lines = 0; lines < MAPS_MAX_LINES && fgets(line, sizeof(line), f); lines++) {
-		unsigned int maj, min;
-		uint64_t start, end, pgoff, ino;
-		struct map_range *r;
-		char perms[5];
-		size_t len = strlen(line);
-		int pos = 0;
+	ret = maps__read(p->pid, 0, &p->maps);
+	if (ret)
+		return ret;
+	for (i = 0; i < maps__count(p->maps); i++) {
+		const struct maps_entry *e = maps__entry(p->maps, i);
 
-		if (len && line[len - 1] == '\n') {
-			line[--len] = '\0';
-		} else if (!feof(f)) {
-			int c;
-
-			/* A path longer than the buffer: skip the rest of the line. */
-			while ((c = fgetc(f)) != EOF && c != '\n')
-				;
+		if (e->kind != MAPS_FILE || !e->inode)
 			continue;
-		}
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
-			   &start, &end, perms, &pgoff, &maj, &min, &ino, &pos) < 7 ||
-		    !pos || end <= start)
+		if (p->libc != TLS_LIBC_MUSL && libc_of_name(e->path) != TLS_LIBC_UNKNOWN)
+			p->libc = libc_of_name(e->path);
+		if (!(e->prot & MAPS_PROT_EXEC))
 			continue;
-		ret = grow((void **)&p->ranges, &ranges_cap, p->nr_ranges, sizeof(*p->ranges),
-			   MAPS_MAX_LINES);
-		if (ret)
-			break;
-		r = &p->ranges[p->nr_ranges++];
-		r->start = start;
-		r->end = end;
-		r->writable = perms[1] == 'w';
-		r->executable = perms[2] == 'x';
-		if (!ino || line[pos] != '/')
-			continue;
-		if (p->libc != TLS_LIBC_MUSL && libc_of_name(line + pos) != TLS_LIBC_UNKNOWN)
-			p->libc = libc_of_name(line + pos);
-		if (r->executable) {
-			ret = proc__add_object(p, &objs_cap, start, pgoff, makedev(maj, min), ino,
-					       maps__path_in_root(line + pos, root));
-			if (ret == -E2BIG)
-				ret = 0; /* the rest of the objects are not looked at */
-			if (ret)
-				break;
-		}
+		ret = proc__add_object(p, &objs_cap, e);
+		/* Past MAPS_MAX_OBJECTS, the rest of the objects are not looked at. */
+		if (ret && ret != -E2BIG)
+			return ret;
 	}
-	if (!ret && ferror(f))
-		ret = errno == ESRCH ? -ESRCH : -EIO;
-	fclose(f);
-	return ret;
-}
-
-static const struct map_range *proc__find_range(const struct proc *p, uint64_t addr)
-{
-	size_t lo = 0, hi = p->nr_ranges;
-
-	/* /proc/PID/maps lists ranges in address order. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (addr < p->ranges[mid].start)
-			hi = mid;
-		else if (addr >= p->ranges[mid].end)
-			lo = mid + 1;
-		else
-			return &p->ranges[mid];
-	}
-	return NULL;
-}
-
-/*
- * Stats the object's file as the process sees it: through /proc/PID/root, or
- * through map_files (needs privileges) when the path is gone or names
- * another file.
- */
-static int proc__stat_object(const struct proc *p, const struct proc_object *o, char *path,
-			     size_t path_len, struct stat *st)
-{
-	const struct map_range *range;
-	bool via_root = false;
-	struct stat alt_st;
-	char alt[96];
-
-	if (!o->deleted) {
-		snprintf(path, path_len, "/proc/%d/root%s", p->pid, o->path);
-		via_root = !stat(path, st) && S_ISREG(st->st_mode) && st->st_ino == o->ino;
-		if (via_root && st->st_dev == o->dev)
-			return 0;
-	}
-	/* map_files names the whole range of the mapping. */
-	range = proc__find_range(p, o->start);
-	if (!range)
-		return -ENOENT;
-	snprintf(alt, sizeof(alt), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, p->pid, range->start,
-		 range->end);
-	if (!stat(alt, &alt_st) && alt_st.st_ino == o->ino) {
-		snprintf(path, path_len, "%s", alt);
-		*st = alt_st;
-		return 0;
-	}
-	/* Overlay filesystems report another device than the mapping's. */
-	if (via_root)
-		return 0;
-	return -ENOENT;
+	return 0;
 }
 
 /* The inspection result for an object, from the cache when the file is unchanged. */
 static int proc__inspect_object(struct proc *p, struct tls_cache *cache, struct proc_object *o,
 				char *err, size_t err_len)
 {
-	char path[PATH_MAX + 64];
-	struct elf_file *ef;
-	struct stat st, fst;
+	const struct maps_entry *m = o->map;
 	struct cache_entry *e;
+	struct stat st;
 	int fd, ret;
 
-	ret = proc__stat_object(p, o, path, sizeof(path), &st);
-	if (ret) {
-		set_msg(err, err_len, "%s: not reachable through /proc/%d", o->path, p->pid);
-		return ret;
-	}
-	if (cache && (e = cache_lookup(cache, o->dev, o->ino, &st))) {
-		o->info = e->info;
-		if (e->err)
-			set_msg(err, err_len, "%s: malformed (cached)", o->path);
-		return e->err;
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		ret = -errno;
-		set_msg(err, err_len, "%s: %s", o->path, strerror(errno));
-		return ret;
-	}
-	if (fstat(fd, &fst) || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino) {
-		set_msg(err, err_len, "%s: replaced while being opened", o->path);
+	fd = proc_root__open_mapped(p->pid, m, &st);
+	/* A path on another device number (overlay) must still be the mapped inode. */
+	if (fd >= 0 && st.st_ino != m->inode) {
 		close(fd);
-		return -ESTALE;
+		fd = -ESTALE;
 	}
-	ef = elf_file__open_fd(fd, o->path, err, err_len);
-	if (ef) {
-		ret = inspect_elf(ef, &o->info, err, err_len);
-		elf_file__close(ef);
-	} else {
-		memset(&o->info, 0, sizeof(o->info));
-		ret = -EINVAL;
+	if (fd < 0) {
+		set_msg(err, err_len, "%s: not reachable through /proc/%d", m->path, p->pid);
+		return fd;
 	}
-	close(fd);
+	if (cache && (e = cache_lookup(cache, o->dev, m->inode, &st))) {
+		o->info = e->info;
+		ret = e->err;
+		if (ret)
+			set_msg(err, err_len, "%s: malformed (cached)", m->path);
+		goto out_close;
+	}
+	ret = tls__inspect_fd(fd, m->path, &o->info, err, err_len);
 	if (cache)
-		cache_insert(cache, o->dev, o->ino, &st, ret, &o->info);
+		cache_insert(cache, o->dev, m->inode, &st, ret, &o->info);
+out_close:
+	close(fd);
 	return ret;
 }
 
@@ -853,8 +734,8 @@ static int object_bias(const struct proc_object *o, uint64_t *bias)
 	for (i = 0; i < o->info.nr_exec_segments; i++) {
 		const struct tls_segment *s = &o->info.exec_segments[i];
 
-		if ((s->offset & ~(page - 1)) == o->pgoff) {
-			*bias = o->start - (s->vaddr & ~(page - 1));
+		if ((s->offset & ~(page - 1)) == o->map->offset) {
+			*bias = o->map->start - (s->vaddr & ~(page - 1));
 			return 0;
 		}
 	}
@@ -911,7 +792,7 @@ static int set_tp_offset(struct lp_recipe *r, int64_t offset, struct tls_diag *d
 
 static int try_tlsdesc(struct proc *p, uint64_t slot, struct lp_recipe *r, struct tls_diag *diag)
 {
-	const struct map_range *arg_range, *fn_range;
+	const struct maps_entry *arg_range, *fn_range;
 	uint64_t fn, arg, modid, offset;
 	int ret;
 
@@ -923,7 +804,7 @@ static int try_tlsdesc(struct proc *p, uint64_t slot, struct lp_recipe *r, struc
 			strerror(-ret));
 		return ret;
 	}
-	fn_range = proc__find_range(p, fn);
+	fn_range = maps__find(p->maps, fn);
 	if (!fn && !arg) {
 		/*
 		 * The dynamic loader has mapped the library but not relocated it
@@ -936,11 +817,11 @@ static int try_tlsdesc(struct proc *p, uint64_t slot, struct lp_recipe *r, struc
 			slot);
 		return set_tlsdesc(p, r, slot, diag);
 	}
-	if (!fn || !fn_range || !fn_range->executable) {
+	if (!fn || !fn_range || !(fn_range->prot & MAPS_PROT_EXEC)) {
 		set_msg(diag->msg, sizeof(diag->msg), "TLS descriptor not relocated yet");
 		return -EAGAIN;
 	}
-	arg_range = proc__find_range(p, arg);
+	arg_range = maps__find(p->maps, arg);
 	if (!arg_range) {
 		/* The static resolver: the argument is the offset from tp itself. */
 		diag->tls_case = TLS_CASE_TLSDESC_STATIC;
@@ -948,7 +829,7 @@ static int try_tlsdesc(struct proc *p, uint64_t slot, struct lp_recipe *r, struc
 			(int64_t)arg);
 		return set_tp_offset(r, (int64_t)arg, diag);
 	}
-	if (arg == slot || !arg_range->writable) {
+	if (arg == slot || !(arg_range->prot & MAPS_PROT_WRITE)) {
 		/* A lazy resolver: the argument is the descriptor or its relocation. */
 		set_msg(diag->msg, sizeof(diag->msg), "TLS descriptor still lazy");
 		return -EAGAIN;
@@ -1110,8 +991,8 @@ static const struct proc_object *proc__main_program(const struct proc *p)
 	for (i = 0; i < p->nr_objs; i++) {
 		const struct proc_object *o = &p->objs[i];
 
-		if ((have_st && o->dev == st.st_dev && o->ino == st.st_ino) ||
-		    (exe[0] && !strcmp(o->path, exe))) {
+		if ((have_st && o->dev == st.st_dev && o->map->inode == st.st_ino) ||
+		    (exe[0] && !strcmp(o->map->path, exe))) {
 			if (o->info.is_exe)
 				return o;
 			break;
@@ -1125,7 +1006,7 @@ static const struct proc_object *proc__main_program(const struct proc *p)
 
 static void diag_object(struct tls_diag *diag, const struct proc_object *o)
 {
-	snprintf(diag->object, sizeof(diag->object), "%s", o->path);
+	snprintf(diag->object, sizeof(diag->object), "%s", o->map->path);
 }
 
 int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *recipe,
