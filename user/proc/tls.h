@@ -2,7 +2,8 @@
 /*
  * Where a process keeps its threads' label objects: ELF inspection of the
  * objects it maps and the recipe (struct lp_recipe) the BPF sampler applies
- * to a thread pointer (docs/design.md section 3).
+ * to a thread pointer (docs/design.md section 3). proc/tls_file.c reads files,
+ * proc/tls.c live processes.
  */
 #ifndef LABELPROF_TLS_H
 #define LABELPROF_TLS_H
