@@ -7,13 +7,16 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "lib/compiler.h"
 #include "cli/cli.h"
 #include "cmd/commands.h"
 #include "sampling/features.h"
 #include "format/fmt.h"
+#include "proc/root.h"
 #include "proc/tls.h"
 
 struct inspect_env {
@@ -302,10 +305,10 @@ static int inspect_pid(const struct inspect_env *env)
 	struct lp_recipe r;
 	struct tls_diag diag;
 	struct tls_file_info info;
-	char path[PATH_MAX + 64];
 	const char *status, *summary;
 	bool have_file;
-	int err;
+	struct stat st;
+	int err, fd;
 
 	err = tls__resolve_process(NULL, env->pid, &r, &diag);
 	if (err == -ESRCH) {
@@ -330,8 +333,10 @@ static int inspect_pid(const struct inspect_env *env)
 		summary = tls__form_name(r.form);
 	}
 	/* the object as the process sees it, for its file-level facts */
-	snprintf(path, sizeof(path), "/proc/%d/root%s", env->pid, diag.object);
-	have_file = diag.object[0] && !tls__inspect_file(path, &info, NULL, 0);
+	fd = diag.object[0] ? proc_root__open(env->pid, diag.object, &st) : -ENOENT;
+	have_file = fd >= 0 && !tls__inspect_fd(fd, diag.object, &info, NULL, 0);
+	if (fd >= 0)
+		close(fd);
 
 	if (env->json) {
 		printf("{\"pid\":%d,\"status\":\"%s\",\"message\":", env->pid, status);

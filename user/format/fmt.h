@@ -58,18 +58,6 @@ size_t fmt__text_width(const void *p, size_t n, const char *also);
  */
 void fmt__text_line(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The value of the hex digit c (0-9, a-f, A-F), or -1: for readers of escaped bytes. */
-static inline int fmt__hex_digit(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* The name of status bit (0..31) as in the JSON "flags", or NULL if it has none. */
 const char *fmt__status_name(unsigned int bit);
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "lib/compiler.h"
+#include "lib/hex.h"
 #include "format/fmt.h"
 #include "format/input.h"
 #include "format/json.h"
@@ -87,7 +88,7 @@ static int read_hex_bytes(struct jp *p, const char *key, __u32 *id)
 		return json__fail(&p->j, at, "\"%s\" must be pairs of hex digits", key);
 	/* decoded in place: byte i/2 is written after digits i and i + 1 are read */
 	for (i = 0; i < p->j.str_len; i += 2) {
-		int hi = fmt__hex_digit(p->j.str[i]), lo = fmt__hex_digit(p->j.str[i + 1]);
+		int hi = hex__digit(p->j.str[i]), lo = hex__digit(p->j.str[i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return json__fail(&p->j, at, "\"%s\" must be pairs of hex digits", key);

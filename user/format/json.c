@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/fmt.h"
+#include "lib/hex.h"
 #include "format/json.h"
 #include "format/output.h"
 
@@ -139,7 +139,7 @@ static int hex4(const struct json *p, size_t pos, unsigned int *v)
 	if (p->len - pos < 4)
 		return -1;
 	for (i = 0; i < 4; i++) {
-		int d = fmt__hex_digit(p->buf[pos + i]);
+		int d = hex__digit(p->buf[pos + i]);
 
 		if (d < 0)
 			return -1;
@@ -558,7 +558,7 @@ int json__hex_u64(struct json *p, const char *key, __u64 *v)
 		return json__fail(p, at, "\"%s\" must be \"0x\" and 1 to 16 hex digits", key);
 	*v = 0;
 	for (i = 2; i < p->str_len; i++) {
-		int d = fmt__hex_digit(p->str[i]);
+		int d = hex__digit(p->str[i]);
 
 		if (d < 0)
 			return json__fail(p, at, "\"%s\" must be \"0x\" and 1 to 16 hex digits",

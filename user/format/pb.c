@@ -8,7 +8,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "format/fmt.h"
+#include "lib/hex.h"
 #include "format/output.h"
 #include "format/pb.h"
 
@@ -60,7 +60,7 @@ size_t pb__unescape(const void *p, size_t n, unsigned char *out)
 
 	for (i = 0; i < n; i++) {
 		if (s[i] == '\\' && i + 3 < n && s[i + 1] == 'x' &&
-		    (hi = fmt__hex_digit(s[i + 2])) >= 0 && (lo = fmt__hex_digit(s[i + 3])) >= 0) {
+		    (hi = hex__digit(s[i + 2])) >= 0 && (lo = hex__digit(s[i + 3])) >= 0) {
 			out[o++] = hi << 4 | lo;
 			i += 3;
 		} else {
@@ -78,8 +78,8 @@ bool pb__unhex(const char *s, size_t n, unsigned char *out)
 	if (n % 2)
 		return false;
 	for (i = 0; i < n; i += 2) {
-		hi = fmt__hex_digit(s[i]);
-		lo = fmt__hex_digit(s[i + 1]);
+		hi = hex__digit(s[i]);
+		lo = hex__digit(s[i + 1]);
 		if (hi < 0 || lo < 0)
 			return false;
 		out[i / 2] = hi << 4 | lo;

@@ -8,9 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +16,7 @@
 
 #include "lib/compiler.h"
 #include "lib/elf.h"
+#include "lib/msg.h"
 
 /* Larger symbol tables are refused rather than read into memory. */
 #define ELF_MAX_SYMTAB_BYTES (256u << 20)
@@ -36,20 +35,6 @@ struct elf_file {
 	const char *debuglink;
 	char name[];
 };
-
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !err_len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, err_len, fmt, ap);
-	va_end(ap);
-}
 
 /* The .gnu_debuglink name, if it is NUL-terminated inside its section. */
 static const char *find_debuglink(struct elf_file *ef)
@@ -90,22 +75,22 @@ struct elf_file *elf_file__open_fd(int fd, const char *name, char *err, size_t e
 	if (!name)
 		name = "(fd)";
 	if (fstat(fd, &st)) {
-		set_err(err, err_len, "%s: %s", name, strerror(errno));
+		msg__set(err, err_len, "%s: %s", name, strerror(errno));
 		return NULL;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		set_err(err, err_len, "%s: not a regular file", name);
+		msg__set(err, err_len, "%s: not a regular file", name);
 		return NULL;
 	}
 	if ((size_t)st.st_size < sizeof(Elf64_Ehdr)) {
-		set_err(err, err_len, "%s: too small for an ELF file (%lld bytes)", name,
-			(long long)st.st_size);
+		msg__set(err, err_len, "%s: too small for an ELF file (%lld bytes)", name,
+			 (long long)st.st_size);
 		return NULL;
 	}
 	name_len = strlen(name);
 	ef = calloc(1, sizeof(*ef) + name_len + 1);
 	if (!ef) {
-		set_err(err, err_len, "%s: out of memory", name);
+		msg__set(err, err_len, "%s: out of memory", name);
 		return NULL;
 	}
 	memcpy(ef->name, name, name_len + 1);
@@ -115,21 +100,21 @@ struct elf_file *elf_file__open_fd(int fd, const char *name, char *err, size_t e
 	elf_version(EV_CURRENT);
 	ef->elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!ef->elf) {
-		set_err(err, err_len, "%s: not a valid ELF file: %s", name, elf_errmsg(-1));
+		msg__set(err, err_len, "%s: not a valid ELF file: %s", name, elf_errmsg(-1));
 		goto out_free;
 	}
 	if (elf_kind(ef->elf) != ELF_K_ELF) {
-		set_err(err, err_len, "%s: not an ELF file", name);
+		msg__set(err, err_len, "%s: not an ELF file", name);
 		goto out_elf_end;
 	}
 	ident = (unsigned char *)elf_getident(ef->elf, NULL);
 	if (!ident || ident[EI_CLASS] != ELFCLASS64 || ident[EI_DATA] != ELFDATA2LSB) {
-		set_err(err, err_len, "%s: not a 64-bit little-endian ELF file", name);
+		msg__set(err, err_len, "%s: not a 64-bit little-endian ELF file", name);
 		goto out_elf_end;
 	}
 	if (!gelf_getehdr(ef->elf, &ef->ehdr) || elf_getshdrnum(ef->elf, &ef->shnum) ||
 	    elf_getphdrnum(ef->elf, &ef->phnum)) {
-		set_err(err, err_len, "%s: malformed ELF headers: %s", name, elf_errmsg(-1));
+		msg__set(err, err_len, "%s: malformed ELF headers: %s", name, elf_errmsg(-1));
 		goto out_elf_end;
 	}
 	ef->debuglink = find_debuglink(ef);
@@ -149,7 +134,7 @@ struct elf_file *elf_file__open(const char *path, char *err, size_t err_len)
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
-		set_err(err, err_len, "%s: %s", path, strerror(errno));
+		msg__set(err, err_len, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	ef = elf_file__open_fd(fd, path, err, err_len);

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/fmt.h"
+#include "lib/hex.h"
 #include "proc/maps.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -38,7 +38,7 @@ static bool parse_num(struct line *l, unsigned int base, __u64 *out)
 	__u64 v = 0;
 	int d;
 
-	while (l->p < l->end && (d = fmt__hex_digit(*l->p)) >= 0 && (unsigned int)d < base) {
+	while (l->p < l->end && (d = hex__digit(*l->p)) >= 0 && (unsigned int)d < base) {
 		if (v > (~0ULL - d) / base)
 			return false;
 		v = v * base + d;

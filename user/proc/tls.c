@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Finding a thread's label object (docs/design.md section 3). Files are inspected
- * once (cached by device and inode); a live process is then resolved from its
- * mappings and a few GOT words read through /proc/PID/mem.
+ * Finding a thread's label object in a live process (docs/design.md section
+ * 3). Files are inspected once (proc/tls_file.c, cached by device and inode);
+ * a live process is then resolved from its mappings and a few GOT words read
+ * through /proc/PID/mem.
  */
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,396 +20,17 @@
 #include <unistd.h>
 
 #include "lib/compiler.h"
-#include "lib/elf.h"
+#include "lib/msg.h"
 #include "proc/maps.h"
+#include "proc/root.h"
 #include "proc/tls.h"
+#include "proc/tls_arch.h"
 
-#define SYM_VERSION "custom_labels_abi_version"
-#define SYM_V0	    "custom_labels_thread_local_data"
-#define SYM_V1	    "custom_labels_current_set"
-
-/* Sanity bounds on values read from files and from the process. */
-#define TLS_MAX_ALIGN	    (1u << 20)
-#define TLS_MAX_MEMSZ	    (1ull << 30)
-#define TLS_MAX_TP_OFFSET   (1ll << 32)
-#define DTV_MAX_MODID	    (1u << 20)
-#define DTV_MAX_OFFSET	    TLS_MAX_MEMSZ
-#define MAPS_MAX_LINES	    65536
-#define MAPS_MAX_OBJECTS    4096
-#define INTERP_MAX	    4096
-#define DYNAMIC_MAX_ENTRIES 4096
-
-/* Everything that differs between architectures. */
-struct tls_arch {
-	unsigned int machine;
-	const char *name;
-	/* Variant I: the TLS blocks follow a TCB of tcb_size bytes above tp. */
-	bool tls_above_tp;
-	uint32_t tcb_size;
-	uint32_t r_tlsdesc, r_tpoff, r_dtpmod, r_dtpoff;
-	const char *reloc_names[TLS_RELOC_DTPOFF + 1]; /* by enum tls_reloc_kind */
-	/* Per libc (enum tls_libc): where the dtv pointer is, relative to tp. */
-	struct {
-		int64_t tp_offset;
-		uint32_t entry_size;
-		uint32_t flags;
-	} dtv[3];
-};
-
-static const struct tls_arch tls_arches[] = {
-	{
-		.machine = EM_X86_64,
-		.name = "x86-64",
-		.r_tlsdesc = R_X86_64_TLSDESC,
-		.r_tpoff = R_X86_64_TPOFF64,
-		.r_dtpmod = R_X86_64_DTPMOD64,
-		.r_dtpoff = R_X86_64_DTPOFF64,
-		.reloc_names = {[TLS_RELOC_TLSDESC] = "R_X86_64_TLSDESC",
-				[TLS_RELOC_TPOFF] = "R_X86_64_TPOFF64",
-				[TLS_RELOC_DTPMOD] = "R_X86_64_DTPMOD64",
-				[TLS_RELOC_DTPOFF] = "R_X86_64_DTPOFF64"},
-		/* glibc: tcbhead_t { tcb, dtv, ... }, 16-byte dtv_t; musl: pthread { self, dtv } */
-		.dtv = {[TLS_LIBC_GLIBC] = {8, 16, LP_DTV_GLIBC}, [TLS_LIBC_MUSL] = {8, 8, 0}},
-	},
-	{
-		.machine = EM_AARCH64,
-		.name = "aarch64",
-		.tls_above_tp = true,
-		.tcb_size = 16,
-		.r_tlsdesc = R_AARCH64_TLSDESC,
-		.r_tpoff = R_AARCH64_TLS_TPREL,
-		.r_dtpmod = R_AARCH64_TLS_DTPMOD,
-		.r_dtpoff = R_AARCH64_TLS_DTPREL,
-		.reloc_names = {[TLS_RELOC_TLSDESC] = "R_AARCH64_TLSDESC",
-				[TLS_RELOC_TPOFF] = "R_AARCH64_TLS_TPREL",
-				[TLS_RELOC_DTPMOD] = "R_AARCH64_TLS_DTPMOD",
-				[TLS_RELOC_DTPOFF] = "R_AARCH64_TLS_DTPREL"},
-		/* glibc: tcbhead_t { dtv, priv } at tp; musl: dtv ends struct pthread, below tp */
-		.dtv = {[TLS_LIBC_GLIBC] = {0, 16, LP_DTV_GLIBC}, [TLS_LIBC_MUSL] = {-8, 8, 0}},
-	},
-};
-
-static const struct tls_arch *arch_of(unsigned int machine)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(tls_arches); i++)
-		if (tls_arches[i].machine == machine)
-			return &tls_arches[i];
-	return NULL;
-}
-
-static void set_msg(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_msg(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!buf || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
-/* Which libc a loader or libc file name belongs to. */
-static enum tls_libc libc_of_name(const char *path)
-{
-	const char *name = base_name(path);
-
-	if (!strncmp(name, "ld-musl-", 8) || !strncmp(name, "libc.musl-", 10))
-		return TLS_LIBC_MUSL;
-	if (!strncmp(name, "ld-linux", 8) || !strncmp(name, "libc.so.6", 9))
-		return TLS_LIBC_GLIBC;
-	return TLS_LIBC_UNKNOWN;
-}
-
-const char *tls__machine_name(__u32 machine)
-{
-	const struct tls_arch *arch = arch_of(machine);
-
-	return arch ? arch->name : NULL;
-}
-
-const char *tls__reloc_name(__u32 machine, __u32 kind)
-{
-	const struct tls_arch *arch = arch_of(machine);
-
-	return arch && kind <= TLS_RELOC_DTPOFF ? arch->reloc_names[kind] : NULL;
-}
-
-const char *tls__form_name(__u32 form)
-{
-	if (form == LP_FORM_CUSTOM_LABELS_V0)
-		return "custom_labels_v0";
-	if (form == LP_FORM_CUSTOM_LABELS_V1)
-		return "custom_labels_v1";
-	return NULL;
-}
-
-/* ---- file inspection ------------------------------------------------------ */
-
-struct reloc_ctx {
-	const struct tls_arch *arch;
-	const char *name;
-	struct tls_file_info *info;
-};
-
-static int collect_reloc(const GElf_Rela *rela, const GElf_Sym *sym, const char *name, void *ctx)
-{
-	struct reloc_ctx *c = ctx;
-	struct tls_file_info *info = c->info;
-	unsigned int type = GELF_R_TYPE(rela->r_info);
-	struct tls_reloc *r;
-	uint32_t kind, i;
-	bool local;
-
-	if (type == c->arch->r_tlsdesc)
-		kind = TLS_RELOC_TLSDESC;
-	else if (type == c->arch->r_tpoff)
-		kind = TLS_RELOC_TPOFF;
-	else if (type == c->arch->r_dtpmod)
-		kind = TLS_RELOC_DTPMOD;
-	else if (type == c->arch->r_dtpoff)
-		kind = TLS_RELOC_DTPOFF;
-	else
-		return 0;
-
-	local = GELF_R_SYM(rela->r_info) == 0;
-	if (!local && strcmp(name, c->name))
-		return 0;
-	if (local) {
-		/* Against the object's own block: the addend is the offset in it, and a
-		 * module id slot serves every variable of the object. */
-		if (kind == TLS_RELOC_DTPMOD) {
-			for (i = 0; i < info->nr_relocs; i++)
-				if (info->relocs[i].kind == kind && info->relocs[i].local)
-					return 0;
-		} else if ((uint64_t)rela->r_addend != info->tls_value) {
-			return 0;
-		}
-	}
-	if (info->nr_relocs == TLS_MAX_RELOCS)
-		return 1;
-	r = &info->relocs[info->nr_relocs++];
-	r->r_offset = rela->r_offset;
-	r->kind = kind;
-	r->local = local;
-	return 0;
-}
-
-static enum tls_libc interp_libc(Elf *elf, const GElf_Phdr *phdr, size_t file_size)
-{
-	Elf_Data *data;
-
-	if (phdr->p_offset > file_size || phdr->p_filesz > file_size - phdr->p_offset ||
-	    phdr->p_filesz < 2 || phdr->p_filesz > INTERP_MAX)
-		return TLS_LIBC_UNKNOWN;
-	data = elf_getdata_rawchunk(elf, phdr->p_offset, phdr->p_filesz, ELF_T_BYTE);
-	if (!data || !memchr(data->d_buf, '\0', data->d_size))
-		return TLS_LIBC_UNKNOWN;
-	return libc_of_name(data->d_buf);
-}
-
-/* DF_1_PIE in DT_FLAGS_1, and whether there is a DT_SONAME. */
-static void dynamic_flags(Elf *elf, const GElf_Phdr *phdr, size_t file_size, bool *pie,
-			  bool *soname)
-{
-	Elf_Data *data;
-	size_t i, n;
-
-	if (phdr->p_offset > file_size || phdr->p_filesz > file_size - phdr->p_offset)
-		return;
-	n = phdr->p_filesz / sizeof(Elf64_Dyn);
-	if (n > DYNAMIC_MAX_ENTRIES)
-		n = DYNAMIC_MAX_ENTRIES;
-	data = elf_getdata_rawchunk(elf, phdr->p_offset, n * sizeof(Elf64_Dyn), ELF_T_DYN);
-	if (!data)
-		return;
-	for (i = 0; i < n; i++) {
-		GElf_Dyn dyn;
-
-		if (!gelf_getdyn(data, i, &dyn) || dyn.d_tag == DT_NULL)
-			break;
-		if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
-			*pie = true;
-		if (dyn.d_tag == DT_SONAME)
-			*soname = true;
-	}
-}
-
-static int inspect_elf(const struct elf_file *ef, struct tls_file_info *info, char *err,
-		       size_t err_len)
-{
-	static const char *const names[] = {SYM_VERSION, SYM_V0, SYM_V1};
-	const char *name = elf_file__name(ef);
-	const struct tls_arch *arch;
-	bool has_interp = false, pie = false, soname = false;
-	size_t size = elf_file__size(ef), i;
-	unsigned int found[3];
-	struct reloc_ctx ctx;
-	GElf_Sym syms[3];
-	uint32_t version;
-	uint64_t obj_size;
-	int tls_idx, ret;
-
-	memset(info, 0, sizeof(*info));
-	info->machine = elf_file__machine(ef);
-	arch = arch_of(info->machine);
-	if (!arch) {
-		set_msg(err, err_len, "%s: unsupported machine %u", name, info->machine);
-		return -ENOTSUP;
-	}
-	for (i = 0; i < elf_file__phnum(ef); i++) {
-		GElf_Phdr phdr;
-
-		if (elf_file__phdr(ef, i, &phdr))
-			continue;
-		switch (phdr.p_type) {
-		case PT_TLS:
-			info->has_tls = true;
-			info->tls_memsz = phdr.p_memsz;
-			info->tls_align = phdr.p_align;
-			info->tls_vaddr = phdr.p_vaddr;
-			break;
-		case PT_INTERP:
-			has_interp = true;
-			info->interp_libc = interp_libc(elf_file__elf(ef), &phdr, size);
-			break;
-		case PT_DYNAMIC:
-			dynamic_flags(elf_file__elf(ef), &phdr, size, &pie, &soname);
-			break;
-		case PT_LOAD:
-			if ((phdr.p_flags & PF_X) &&
-			    info->nr_exec_segments < TLS_MAX_EXEC_SEGMENTS) {
-				info->exec_segments[info->nr_exec_segments].vaddr = phdr.p_vaddr;
-				info->exec_segments[info->nr_exec_segments].offset = phdr.p_offset;
-				info->nr_exec_segments++;
-			}
-			break;
-		}
-	}
-	/* libc.so.6 has a PT_INTERP too, but also a soname. */
-	info->is_exe = elf_file__type(ef) == ET_EXEC ||
-		       (elf_file__type(ef) == ET_DYN && (pie || (has_interp && !soname)));
-
-	elf_file__find_symbols(ef, names, 3, syms, found);
-	if (!found[0])
-		return 0;
-	info->has_version = true;
-	info->version_vaddr = syms[0].st_value;
-	ret = elf_file__read_vaddr(ef, syms[0].st_value, &version, sizeof(version));
-	if (ret == 0) {
-		info->version_in_file = true;
-		info->abi_version = le32toh(version);
-	} else if (ret != -ENOENT) {
-		set_msg(err, err_len, "%s: cannot read %s: %s", name, SYM_VERSION, strerror(-ret));
-		return ret;
-	}
-
-	/* The version decides the form; when it is not in the file, the live value will. */
-	if (info->version_in_file)
-		tls_idx = info->abi_version == 1 ? 2 : info->abi_version == 0 ? 1 : -1;
-	else
-		tls_idx = found[2] ? 2 : 1;
-	if (tls_idx < 0 || !found[tls_idx] || GELF_ST_TYPE(syms[tls_idx].st_info) != STT_TLS)
-		return 0;
-	if (!info->has_tls) {
-		set_msg(err, err_len, "%s: TLS symbol %s but no PT_TLS segment", name,
-			names[tls_idx]);
-		return -EINVAL;
-	}
-	obj_size = tls_idx == 2 ? sizeof(void *) : 2 * sizeof(void *);
-	if (info->tls_memsz > TLS_MAX_MEMSZ || syms[tls_idx].st_value > info->tls_memsz ||
-	    obj_size > info->tls_memsz - syms[tls_idx].st_value) {
-		set_msg(err, err_len, "%s: %s lies outside the TLS segment", name, names[tls_idx]);
-		return -EINVAL;
-	}
-	info->form = tls_idx == 2 ? LP_FORM_CUSTOM_LABELS_V1 : LP_FORM_CUSTOM_LABELS_V0;
-	info->tls_value = syms[tls_idx].st_value;
-	info->tls_sym_dynamic = found[tls_idx] == SHT_DYNSYM;
-
-	ctx.arch = arch;
-	ctx.name = names[tls_idx];
-	ctx.info = info;
-	elf_file__for_each_rela(ef, collect_reloc, &ctx);
-	return 0;
-}
-
-int tls__inspect_file(const char *path, struct tls_file_info *info, char *err, size_t err_len)
-{
-	struct elf_file *ef;
-	int fd, ret;
-
-	memset(info, 0, sizeof(*info));
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		ret = -errno;
-		set_msg(err, err_len, "%s: %s", path, strerror(errno));
-		return ret;
-	}
-	ef = elf_file__open_fd(fd, path, err, err_len);
-	if (ef) {
-		ret = inspect_elf(ef, info, err, err_len);
-		elf_file__close(ef);
-	} else {
-		ret = -EINVAL;
-	}
-	close(fd);
-	return ret;
-}
-
-/* ---- recipes -------------------------------------------------------------- */
-
-/*
- * Offset from tp of the executable's TLS block, which both glibc and musl
- * place first and align so that its address is congruent to p_vaddr modulo
- * p_align (glibc's l_tls_firstbyte_offset, musl's main_tls.offset).
- */
-static int exe_block_offset(const struct tls_arch *arch, const struct tls_file_info *info,
-			    int64_t *offset)
-{
-	uint64_t align = info->tls_align ? info->tls_align : 1;
-	uint64_t memsz = info->tls_memsz, vaddr = info->tls_vaddr;
-
-	if ((align & (align - 1)) || align > TLS_MAX_ALIGN || memsz > TLS_MAX_MEMSZ)
-		return -EINVAL;
-	if (arch->tls_above_tp)
-		*offset = arch->tcb_size + ((vaddr - arch->tcb_size) & (align - 1));
-	else
-		*offset = -(int64_t)(memsz + ((-memsz - vaddr) & (align - 1)));
-	return 0;
-}
-
-int tls__exe_recipe(const struct tls_file_info *info, struct lp_recipe *recipe)
-{
-	const struct tls_arch *arch = arch_of(info->machine);
-	int64_t block;
-	int ret;
-
-	memset(recipe, 0, sizeof(*recipe));
-	if (!arch)
-		return -ENOTSUP;
-	if (info->form == LP_FORM_NONE)
-		return -ENOENT;
-	if (!info->has_tls)
-		return -EINVAL;
-	ret = exe_block_offset(arch, info, &block);
-	if (ret)
-		return ret;
-	recipe->form = info->form;
-	recipe->access = LP_TLS_TP_OFFSET;
-	recipe->offset = block + (int64_t)info->tls_value;
-	return 0;
-}
+/* Sanity bounds on values read from the process. */
+#define TLS_MAX_TP_OFFSET (1ll << 32)
+#define DTV_MAX_MODID	  (1u << 20)
+#define DTV_MAX_OFFSET	  TLS_MAX_MEMSZ
+#define MAPS_MAX_OBJECTS  4096
 
 /* ---- cache ---------------------------------------------------------------- */
 
@@ -565,17 +186,10 @@ static void cache_insert(struct tls_cache *cache, uint64_t dev, uint64_t ino, co
 
 /* ---- live processes ------------------------------------------------------- */
 
-struct map_range {
-	uint64_t start, end;
-	bool writable, executable;
-};
-
 /* A file with an executable mapping: a loaded ELF object. */
 struct proc_object {
-	uint64_t start, pgoff; /* its first executable mapping */
-	uint64_t dev, ino;
-	bool deleted;
-	char *path;
+	const struct maps_entry *map; /* its first executable mapping */
+	uint64_t dev;
 	struct tls_file_info info;
 };
 
@@ -584,20 +198,15 @@ struct proc {
 	int mem_fd;
 	enum tls_libc libc;
 	const struct tls_arch *arch;
-	struct map_range *ranges;
-	size_t nr_ranges;
+	struct maps *maps;
 	struct proc_object *objs;
 	size_t nr_objs;
 };
 
 static void proc__free(struct proc *p)
 {
-	size_t i;
-
-	for (i = 0; i < p->nr_objs; i++)
-		free(p->objs[i].path);
 	free(p->objs);
-	free(p->ranges);
+	maps__free(p->maps);
 	if (p->mem_fd >= 0)
 		close(p->mem_fd);
 }
@@ -622,197 +231,82 @@ static int grow(void **array, size_t *cap, size_t nr, size_t elem, size_t max)
 	return 0;
 }
 
-static int proc__add_object(struct proc *p, size_t *cap, uint64_t start, uint64_t pgoff,
-			    uint64_t dev, uint64_t ino, const char *path)
+static int proc__add_object(struct proc *p, size_t *cap, const struct maps_entry *e)
 {
-	static const char deleted[] = " (deleted)";
+	uint64_t dev = makedev(e->dev_major, e->dev_minor);
 	struct proc_object *o;
-	size_t i, len;
+	size_t i;
 	int ret;
 
 	for (i = 0; i < p->nr_objs; i++)
-		if (p->objs[i].dev == dev && p->objs[i].ino == ino)
+		if (p->objs[i].dev == dev && p->objs[i].map->inode == e->inode)
 			return 0;
 	ret = grow((void **)&p->objs, cap, p->nr_objs, sizeof(*p->objs), MAPS_MAX_OBJECTS);
 	if (ret)
 		return ret;
-	o = &p->objs[p->nr_objs];
+	o = &p->objs[p->nr_objs++];
 	memset(o, 0, sizeof(*o));
-	o->path = strdup(path);
-	if (!o->path)
-		return -ENOMEM;
-	len = strlen(path);
-	if (len > sizeof(deleted) - 1 && !strcmp(path + len - (sizeof(deleted) - 1), deleted)) {
-		o->deleted = true;
-		o->path[len - (sizeof(deleted) - 1)] = '\0';
-	}
-	o->start = start;
-	o->pgoff = pgoff;
+	o->map = e;
 	o->dev = dev;
-	o->ino = ino;
-	p->nr_objs++;
 	return 0;
 }
 
 static int proc__read_maps(struct proc *p)
 {
-	size_t ranges_cap = 0, objs_cap = 0, lines;
-	char line[PATH_MAX + 256], path_buf[64], root[PATH_MAX];
-	int ret = 0;
-	FILE *f;
+	size_t objs_cap = 0, i;
+	int ret;
 
-	snprintf(path_buf, sizeof(path_buf), "/proc/%d/maps", p->pid);
-	f = fopen(path_buf, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	maps__read_root(p->pid, root, sizeof(root));
-	for (lines = 0; lines < MAPS_MAX_LINES && fgets(line, sizeof(line), f); lines++) {
-		unsigned int maj, min;
-		uint64_t start, end, pgoff, ino;
-		struct map_range *r;
-		char perms[5];
-		size_t len = strlen(line);
-		int pos = 0;
+	ret = maps__read(p->pid, 0, &p->maps);
+	if (ret)
+		return ret;
+	for (i = 0; i < maps__count(p->maps); i++) {
+		const struct maps_entry *e = maps__entry(p->maps, i);
 
-		if (len && line[len - 1] == '\n') {
-			line[--len] = '\0';
-		} else if (!feof(f)) {
-			int c;
-
-			/* A path longer than the buffer: skip the rest of the line. */
-			while ((c = fgetc(f)) != EOF && c != '\n')
-				;
+		if (e->kind != MAPS_FILE || !e->inode)
 			continue;
-		}
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
-			   &start, &end, perms, &pgoff, &maj, &min, &ino, &pos) < 7 ||
-		    !pos || end <= start)
+		if (p->libc != TLS_LIBC_MUSL && tls__libc_of_name(e->path) != TLS_LIBC_UNKNOWN)
+			p->libc = tls__libc_of_name(e->path);
+		if (!(e->prot & MAPS_PROT_EXEC))
 			continue;
-		ret = grow((void **)&p->ranges, &ranges_cap, p->nr_ranges, sizeof(*p->ranges),
-			   MAPS_MAX_LINES);
-		if (ret)
-			break;
-		r = &p->ranges[p->nr_ranges++];
-		r->start = start;
-		r->end = end;
-		r->writable = perms[1] == 'w';
-		r->executable = perms[2] == 'x';
-		if (!ino || line[pos] != '/')
-			continue;
-		if (p->libc != TLS_LIBC_MUSL && libc_of_name(line + pos) != TLS_LIBC_UNKNOWN)
-			p->libc = libc_of_name(line + pos);
-		if (r->executable) {
-			ret = proc__add_object(p, &objs_cap, start, pgoff, makedev(maj, min), ino,
-					       maps__path_in_root(line + pos, root));
-			if (ret == -E2BIG)
-				ret = 0; /* the rest of the objects are not looked at */
-			if (ret)
-				break;
-		}
+		ret = proc__add_object(p, &objs_cap, e);
+		/* Past MAPS_MAX_OBJECTS, the rest of the objects are not looked at. */
+		if (ret && ret != -E2BIG)
+			return ret;
 	}
-	if (!ret && ferror(f))
-		ret = errno == ESRCH ? -ESRCH : -EIO;
-	fclose(f);
-	return ret;
-}
-
-static const struct map_range *proc__find_range(const struct proc *p, uint64_t addr)
-{
-	size_t lo = 0, hi = p->nr_ranges;
-
-	/* /proc/PID/maps lists ranges in address order. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (addr < p->ranges[mid].start)
-			hi = mid;
-		else if (addr >= p->ranges[mid].end)
-			lo = mid + 1;
-		else
-			return &p->ranges[mid];
-	}
-	return NULL;
-}
-
-/*
- * Stats the object's file as the process sees it: through /proc/PID/root, or
- * through map_files (needs privileges) when the path is gone or names
- * another file.
- */
-static int proc__stat_object(const struct proc *p, const struct proc_object *o, char *path,
-			     size_t path_len, struct stat *st)
-{
-	const struct map_range *range;
-	bool via_root = false;
-	struct stat alt_st;
-	char alt[96];
-
-	if (!o->deleted) {
-		snprintf(path, path_len, "/proc/%d/root%s", p->pid, o->path);
-		via_root = !stat(path, st) && S_ISREG(st->st_mode) && st->st_ino == o->ino;
-		if (via_root && st->st_dev == o->dev)
-			return 0;
-	}
-	/* map_files names the whole range of the mapping. */
-	range = proc__find_range(p, o->start);
-	if (!range)
-		return -ENOENT;
-	snprintf(alt, sizeof(alt), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, p->pid, range->start,
-		 range->end);
-	if (!stat(alt, &alt_st) && alt_st.st_ino == o->ino) {
-		snprintf(path, path_len, "%s", alt);
-		*st = alt_st;
-		return 0;
-	}
-	/* Overlay filesystems report another device than the mapping's. */
-	if (via_root)
-		return 0;
-	return -ENOENT;
+	return 0;
 }
 
 /* The inspection result for an object, from the cache when the file is unchanged. */
 static int proc__inspect_object(struct proc *p, struct tls_cache *cache, struct proc_object *o,
 				char *err, size_t err_len)
 {
-	char path[PATH_MAX + 64];
-	struct elf_file *ef;
-	struct stat st, fst;
+	const struct maps_entry *m = o->map;
 	struct cache_entry *e;
+	struct stat st;
 	int fd, ret;
 
-	ret = proc__stat_object(p, o, path, sizeof(path), &st);
-	if (ret) {
-		set_msg(err, err_len, "%s: not reachable through /proc/%d", o->path, p->pid);
-		return ret;
-	}
-	if (cache && (e = cache_lookup(cache, o->dev, o->ino, &st))) {
-		o->info = e->info;
-		if (e->err)
-			set_msg(err, err_len, "%s: malformed (cached)", o->path);
-		return e->err;
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		ret = -errno;
-		set_msg(err, err_len, "%s: %s", o->path, strerror(errno));
-		return ret;
-	}
-	if (fstat(fd, &fst) || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino) {
-		set_msg(err, err_len, "%s: replaced while being opened", o->path);
+	fd = proc_root__open_mapped(p->pid, m, &st);
+	/* A path on another device number (overlay) must still be the mapped inode. */
+	if (fd >= 0 && st.st_ino != m->inode) {
 		close(fd);
-		return -ESTALE;
+		fd = -ESTALE;
 	}
-	ef = elf_file__open_fd(fd, o->path, err, err_len);
-	if (ef) {
-		ret = inspect_elf(ef, &o->info, err, err_len);
-		elf_file__close(ef);
-	} else {
-		memset(&o->info, 0, sizeof(o->info));
-		ret = -EINVAL;
+	if (fd < 0) {
+		msg__set(err, err_len, "%s: not reachable through /proc/%d", m->path, p->pid);
+		return fd;
 	}
-	close(fd);
+	if (cache && (e = cache_lookup(cache, o->dev, m->inode, &st))) {
+		o->info = e->info;
+		ret = e->err;
+		if (ret)
+			msg__set(err, err_len, "%s: malformed (cached)", m->path);
+		goto out_close;
+	}
+	ret = tls__inspect_fd(fd, m->path, &o->info, err, err_len);
 	if (cache)
-		cache_insert(cache, o->dev, o->ino, &st, ret, &o->info);
+		cache_insert(cache, o->dev, m->inode, &st, ret, &o->info);
+out_close:
+	close(fd);
 	return ret;
 }
 
@@ -853,8 +347,8 @@ static int object_bias(const struct proc_object *o, uint64_t *bias)
 	for (i = 0; i < o->info.nr_exec_segments; i++) {
 		const struct tls_segment *s = &o->info.exec_segments[i];
 
-		if ((s->offset & ~(page - 1)) == o->pgoff) {
-			*bias = o->start - (s->vaddr & ~(page - 1));
+		if ((s->offset & ~(page - 1)) == o->map->offset) {
+			*bias = o->map->start - (s->vaddr & ~(page - 1));
 			return 0;
 		}
 	}
@@ -865,12 +359,12 @@ static int set_dtv(const struct proc *p, struct lp_recipe *r, uint64_t modid, ui
 		   struct tls_diag *diag)
 {
 	if (p->libc == TLS_LIBC_UNKNOWN) {
-		set_msg(diag->msg, sizeof(diag->msg), "dynamic TLS with an unknown libc");
+		msg__set(diag->msg, sizeof(diag->msg), "dynamic TLS with an unknown libc");
 		return -ENOTSUP;
 	}
 	if (!modid || modid > DTV_MAX_MODID || offset > DTV_MAX_OFFSET) {
-		set_msg(diag->msg, sizeof(diag->msg),
-			"implausible TLS module id %" PRIu64 " / offset %" PRIu64, modid, offset);
+		msg__set(diag->msg, sizeof(diag->msg),
+			 "implausible TLS module id %" PRIu64 " / offset %" PRIu64, modid, offset);
 		return -EINVAL;
 	}
 	r->access = LP_TLS_DTV;
@@ -886,7 +380,7 @@ static int set_tlsdesc(const struct proc *p, struct lp_recipe *r, uint64_t slot,
 		       struct tls_diag *diag)
 {
 	if (p->libc == TLS_LIBC_UNKNOWN) {
-		set_msg(diag->msg, sizeof(diag->msg), "TLSDESC with an unknown libc");
+		msg__set(diag->msg, sizeof(diag->msg), "TLSDESC with an unknown libc");
 		return -ENOTSUP;
 	}
 	r->access = LP_TLS_TLSDESC;
@@ -901,7 +395,7 @@ static int set_tlsdesc(const struct proc *p, struct lp_recipe *r, uint64_t slot,
 static int set_tp_offset(struct lp_recipe *r, int64_t offset, struct tls_diag *diag)
 {
 	if (offset <= -TLS_MAX_TP_OFFSET || offset >= TLS_MAX_TP_OFFSET) {
-		set_msg(diag->msg, sizeof(diag->msg), "implausible TLS offset %" PRId64, offset);
+		msg__set(diag->msg, sizeof(diag->msg), "implausible TLS offset %" PRId64, offset);
 		return -EINVAL;
 	}
 	r->access = LP_TLS_TP_OFFSET;
@@ -911,7 +405,7 @@ static int set_tp_offset(struct lp_recipe *r, int64_t offset, struct tls_diag *d
 
 static int try_tlsdesc(struct proc *p, uint64_t slot, struct lp_recipe *r, struct tls_diag *diag)
 {
-	const struct map_range *arg_range, *fn_range;
+	const struct maps_entry *arg_range, *fn_range;
 	uint64_t fn, arg, modid, offset;
 	int ret;
 
@@ -919,11 +413,11 @@ static int try_tlsdesc(struct proc *p, uint64_t slot, struct lp_recipe *r, struc
 	if (!ret)
 		ret = proc__read_u64(p, slot + 8, &arg);
 	if (ret) {
-		set_msg(diag->msg, sizeof(diag->msg), "cannot read TLS descriptor: %s",
-			strerror(-ret));
+		msg__set(diag->msg, sizeof(diag->msg), "cannot read TLS descriptor: %s",
+			 strerror(-ret));
 		return ret;
 	}
-	fn_range = proc__find_range(p, fn);
+	fn_range = maps__find(p->maps, fn);
 	if (!fn && !arg) {
 		/*
 		 * The dynamic loader has mapped the library but not relocated it
@@ -932,25 +426,25 @@ static int try_tlsdesc(struct proc *p, uint64_t slot, struct lp_recipe *r, struc
 		 * instant the loader fills it: a short-lived process loses no label.
 		 */
 		diag->tls_case = TLS_CASE_TLSDESC_PENDING;
-		set_msg(diag->msg, sizeof(diag->msg), "TLSDESC at 0x%" PRIx64 ", not relocated yet",
-			slot);
+		msg__set(diag->msg, sizeof(diag->msg),
+			 "TLSDESC at 0x%" PRIx64 ", not relocated yet", slot);
 		return set_tlsdesc(p, r, slot, diag);
 	}
-	if (!fn || !fn_range || !fn_range->executable) {
-		set_msg(diag->msg, sizeof(diag->msg), "TLS descriptor not relocated yet");
+	if (!fn || !fn_range || !(fn_range->prot & MAPS_PROT_EXEC)) {
+		msg__set(diag->msg, sizeof(diag->msg), "TLS descriptor not relocated yet");
 		return -EAGAIN;
 	}
-	arg_range = proc__find_range(p, arg);
+	arg_range = maps__find(p->maps, arg);
 	if (!arg_range) {
 		/* The static resolver: the argument is the offset from tp itself. */
 		diag->tls_case = TLS_CASE_TLSDESC_STATIC;
-		set_msg(diag->msg, sizeof(diag->msg), "TLSDESC, static TLS, offset %" PRId64,
-			(int64_t)arg);
+		msg__set(diag->msg, sizeof(diag->msg), "TLSDESC, static TLS, offset %" PRId64,
+			 (int64_t)arg);
 		return set_tp_offset(r, (int64_t)arg, diag);
 	}
-	if (arg == slot || !arg_range->writable) {
+	if (arg == slot || !(arg_range->prot & MAPS_PROT_WRITE)) {
 		/* A lazy resolver: the argument is the descriptor or its relocation. */
-		set_msg(diag->msg, sizeof(diag->msg), "TLS descriptor still lazy");
+		msg__set(diag->msg, sizeof(diag->msg), "TLS descriptor still lazy");
 		return -EAGAIN;
 	}
 	/* The dynamic resolver: the argument points at { module id, offset, ... }. */
@@ -958,13 +452,13 @@ static int try_tlsdesc(struct proc *p, uint64_t slot, struct lp_recipe *r, struc
 	if (!ret)
 		ret = proc__read_u64(p, arg + 8, &offset);
 	if (ret) {
-		set_msg(diag->msg, sizeof(diag->msg), "cannot read TLS descriptor argument: %s",
-			strerror(-ret));
+		msg__set(diag->msg, sizeof(diag->msg), "cannot read TLS descriptor argument: %s",
+			 strerror(-ret));
 		return ret;
 	}
 	diag->tls_case = TLS_CASE_TLSDESC_DYNAMIC;
-	set_msg(diag->msg, sizeof(diag->msg),
-		"TLSDESC, dynamic TLS, module %" PRIu64 " offset %" PRIu64, modid, offset);
+	msg__set(diag->msg, sizeof(diag->msg),
+		 "TLSDESC, dynamic TLS, module %" PRIu64 " offset %" PRIu64, modid, offset);
 	return set_dtv(p, r, modid, offset, diag);
 }
 
@@ -974,16 +468,17 @@ static int try_tpoff(struct proc *p, uint64_t slot, struct lp_recipe *r, struct 
 	int ret = proc__read_u64(p, slot, &val);
 
 	if (ret) {
-		set_msg(diag->msg, sizeof(diag->msg), "cannot read TLS offset: %s", strerror(-ret));
+		msg__set(diag->msg, sizeof(diag->msg), "cannot read TLS offset: %s",
+			 strerror(-ret));
 		return ret;
 	}
 	if (!val) {
 		/* Never a valid offset from tp in either variant: not relocated yet. */
-		set_msg(diag->msg, sizeof(diag->msg), "TLS offset not relocated yet");
+		msg__set(diag->msg, sizeof(diag->msg), "TLS offset not relocated yet");
 		return -EAGAIN;
 	}
 	diag->tls_case = TLS_CASE_TPOFF;
-	set_msg(diag->msg, sizeof(diag->msg), "initial-exec, offset %" PRId64, (int64_t)val);
+	msg__set(diag->msg, sizeof(diag->msg), "initial-exec, offset %" PRId64, (int64_t)val);
 	return set_tp_offset(r, (int64_t)val, diag);
 }
 
@@ -996,12 +491,12 @@ static int try_dtpmod(struct proc *p, const struct proc_object *o, const struct 
 
 	ret = proc__read_u64(p, bias + rel->r_offset, &modid);
 	if (ret) {
-		set_msg(diag->msg, sizeof(diag->msg), "cannot read TLS module id: %s",
-			strerror(-ret));
+		msg__set(diag->msg, sizeof(diag->msg), "cannot read TLS module id: %s",
+			 strerror(-ret));
 		return ret;
 	}
 	if (!modid) {
-		set_msg(diag->msg, sizeof(diag->msg), "TLS module id not relocated yet");
+		msg__set(diag->msg, sizeof(diag->msg), "TLS module id not relocated yet");
 		return -EAGAIN;
 	}
 	/* The symbol's own offset slot, if it has one, follows the module id. */
@@ -1013,15 +508,15 @@ static int try_dtpmod(struct proc *p, const struct proc_object *o, const struct 
 			continue;
 		ret = proc__read_u64(p, bias + off->r_offset, &offset);
 		if (ret) {
-			set_msg(diag->msg, sizeof(diag->msg), "cannot read TLS offset: %s",
-				strerror(-ret));
+			msg__set(diag->msg, sizeof(diag->msg), "cannot read TLS offset: %s",
+				 strerror(-ret));
 			return ret;
 		}
 		break;
 	}
 	diag->tls_case = TLS_CASE_DTPMOD;
-	set_msg(diag->msg, sizeof(diag->msg), "general-dynamic, module %" PRIu64 " offset %" PRIu64,
-		modid, offset);
+	msg__set(diag->msg, sizeof(diag->msg),
+		 "general-dynamic, module %" PRIu64 " offset %" PRIu64, modid, offset);
 	return set_dtv(p, r, modid, offset, diag);
 }
 
@@ -1038,12 +533,13 @@ static int proc__locate(struct proc *p, const struct proc_object *o, bool is_exe
 	if (is_exe) {
 		diag->tls_case = TLS_CASE_EXE_STATIC;
 		ret = tls__exe_recipe(&o->info, r);
-		set_msg(diag->msg, sizeof(diag->msg), "executable's static TLS (%s, variant %s)",
-			p->arch->name, p->arch->tls_above_tp ? "I" : "II");
+		msg__set(diag->msg, sizeof(diag->msg), "executable's static TLS (%s, variant %s)",
+			 p->arch->name, p->arch->tls_above_tp ? "I" : "II");
 		return ret;
 	}
 	if (object_bias(o, &bias)) {
-		set_msg(diag->msg, sizeof(diag->msg), "mapping does not match the program headers");
+		msg__set(diag->msg, sizeof(diag->msg),
+			 "mapping does not match the program headers");
 		return -ENOENT;
 	}
 	for (k = 0; k < ARRAY_SIZE(order); k++) {
@@ -1065,7 +561,7 @@ static int proc__locate(struct proc *p, const struct proc_object *o, bool is_exe
 		}
 	}
 	if (!first_err)
-		set_msg(diag->msg, sizeof(diag->msg), "no TLS relocation of the label symbol");
+		msg__set(diag->msg, sizeof(diag->msg), "no TLS relocation of the label symbol");
 	return first_err ? first_err : -ENOENT;
 }
 
@@ -1110,8 +606,8 @@ static const struct proc_object *proc__main_program(const struct proc *p)
 	for (i = 0; i < p->nr_objs; i++) {
 		const struct proc_object *o = &p->objs[i];
 
-		if ((have_st && o->dev == st.st_dev && o->ino == st.st_ino) ||
-		    (exe[0] && !strcmp(o->path, exe))) {
+		if ((have_st && o->dev == st.st_dev && o->map->inode == st.st_ino) ||
+		    (exe[0] && !strcmp(o->map->path, exe))) {
 			if (o->info.is_exe)
 				return o;
 			break;
@@ -1125,7 +621,7 @@ static const struct proc_object *proc__main_program(const struct proc *p)
 
 static void diag_object(struct tls_diag *diag, const struct proc_object *o)
 {
-	snprintf(diag->object, sizeof(diag->object), "%s", o->path);
+	snprintf(diag->object, sizeof(diag->object), "%s", o->map->path);
 }
 
 int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *recipe,
@@ -1146,8 +642,8 @@ int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *rec
 
 	ret = proc__read_maps(&p);
 	if (ret) {
-		set_msg(diag->msg, sizeof(diag->msg), "cannot read /proc/%d/maps: %s", pid,
-			strerror(-ret));
+		msg__set(diag->msg, sizeof(diag->msg), "cannot read /proc/%d/maps: %s", pid,
+			 strerror(-ret));
 		goto out_free;
 	}
 
@@ -1162,8 +658,8 @@ int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *rec
 		}
 		if (o->info.has_version && o->info.form == LP_FORM_NONE && !diag->object[0]) {
 			diag_object(diag, o);
-			set_msg(diag->msg, sizeof(diag->msg),
-				"unknown label ABI version %u: not read", o->info.abi_version);
+			msg__set(diag->msg, sizeof(diag->msg),
+				 "unknown label ABI version %u: not read", o->info.abi_version);
 		}
 	}
 	main_program = proc__main_program(&p);
@@ -1184,16 +680,16 @@ int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *rec
 				diag_object(diag, o);
 				diag->tls_case = TLS_CASE_NONE;
 				if (proc__version(&p, o, &version)) {
-					set_msg(diag->msg, sizeof(diag->msg),
-						"label ABI version not readable");
+					msg__set(diag->msg, sizeof(diag->msg),
+						 "label ABI version not readable");
 					continue;
 				}
 				if (version != (forms[f] == LP_FORM_CUSTOM_LABELS_V1 ? 1u : 0u)) {
-					set_msg(diag->msg, sizeof(diag->msg),
-						"live label ABI version %u: not read", version);
+					msg__set(diag->msg, sizeof(diag->msg),
+						 "live label ABI version %u: not read", version);
 					continue;
 				}
-				p.arch = arch_of(o->info.machine);
+				p.arch = tls_arch__find(o->info.machine);
 				ret = proc__locate(&p, o, is_exe, recipe, diag);
 				if (!ret) {
 					recipe->form = forms[f];
@@ -1210,15 +706,15 @@ int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *rec
 	ret = first_err;
 	if (!ret && !diag->object[0]) {
 		if (skipped)
-			set_msg(diag->msg, sizeof(diag->msg),
-				"no Custom Labels symbols (" SYM_VERSION
-				") in the mapped files inspected (%d not inspected, first: %s)",
-				skipped, err);
+			msg__set(diag->msg, sizeof(diag->msg),
+				 "no Custom Labels symbols (" SYM_VERSION
+				 ") in the mapped files inspected (%d not inspected, first: %s)",
+				 skipped, err);
 		else
-			set_msg(diag->msg, sizeof(diag->msg),
-				"no Custom Labels symbols (" SYM_VERSION
-				") in any mapped file: not linked with libcustomlabels, or "
-				"the symbols are not exported");
+			msg__set(diag->msg, sizeof(diag->msg),
+				 "no Custom Labels symbols (" SYM_VERSION
+				 ") in any mapped file: not linked with libcustomlabels, or "
+				 "the symbols are not exported");
 	}
 
 out_free:

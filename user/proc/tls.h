@@ -2,7 +2,8 @@
 /*
  * Where a process keeps its threads' label objects: ELF inspection of the
  * objects it maps and the recipe (struct lp_recipe) the BPF sampler applies
- * to a thread pointer (docs/design.md section 3).
+ * to a thread pointer (docs/design.md section 3). proc/tls_file.c reads files,
+ * proc/tls.c live processes.
  */
 #ifndef LABELPROF_TLS_H
 #define LABELPROF_TLS_H
@@ -98,6 +99,9 @@ const char *tls__reloc_name(__u32 machine, __u32 kind);
  * reason in err.
  */
 int tls__inspect_file(const char *path, struct tls_file_info *info, char *err, size_t err_len);
+/* The same for an open file (not closed); name is for messages. */
+int tls__inspect_fd(int fd, const char *name, struct tls_file_info *info, char *err,
+		    size_t err_len);
 
 /*
  * The recipe of an executable's own static TLS (case 1), from its file info
@@ -126,7 +130,7 @@ void tls_cache__stats(const struct tls_cache *cache, struct tls_cache_stats *sta
 
 /*
  * Computes the recipe of a live process from its mappings, opening files
- * through /proc/PID/root and reading GOT words through /proc/PID/mem. cache
+ * inside its root (proc/root.h) and reading GOT words through /proc/PID/mem. cache
  * may be NULL. Returns 0 (recipe->form is LP_FORM_NONE when the process
  * publishes no labels, or only an unknown ABI version), -EAGAIN when the
  * label object's TLS slot is not resolved yet (retry later), -ESRCH when the

@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,7 +27,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +36,7 @@
 #include "lib/elf.h"
 #include "lib/hash.h"
 #include "proc/maps.h"
+#include "proc/root.h"
 #include "symbolize/symbols.h"
 
 #define DEFAULT_MAX_SNAPSHOTS	 16384
@@ -345,89 +344,21 @@ static __u64 now_ns(void)
 
 /* ---- opening mapped files -------------------------------------------------------- */
 
-/* Keeps fd if it is a regular file; -1 otherwise. */
-static int regular_or_close(int fd, struct stat *st)
-{
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /*
- * Opens path as process pid sees it (pid 0: as we see it). Symlinks are
- * resolved inside the process's root, so a container cannot point us at
- * files of the host; O_NONBLOCK keeps a FIFO planted at the path from
- * blocking us.
- */
-static int open_in_root(__u32 pid, const char *path, struct stat *st)
-{
-	const int oflags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
-	struct open_how how = {
-		.flags = oflags,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	char root[32];
-	int dirfd, fd;
-
-	if (!pid)
-		return regular_or_close(open(path, oflags), st);
-	snprintf(root, sizeof(root), "/proc/%u/root", pid);
-	dirfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0)
-		return -1;
-	fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-	if (fd < 0 && errno == ENOSYS) {
-		while (*path == '/')
-			path++;
-		fd = openat(dirfd, *path ? path : ".", oflags);
-	}
-	close(dirfd);
-	return regular_or_close(fd, st);
-}
-
-static bool same_file(const struct stat *st, const struct maps_entry *e)
-{
-	return st->st_dev == makedev(e->dev_major, e->dev_minor) && st->st_ino == e->inode;
-}
-
-/*
- * The file behind mapping e of pid: its path in the process's root if that is
- * still the mapped inode, else /proc/PID/map_files (the mapped file itself,
- * even deleted), else the path anyway (overlay and btrfs report other device
- * numbers in maps than stat does), else, for an exited process, the path on
- * the host if it is the same inode.
+ * The file behind mapping e of pid (proc/root.h) or, for an exited process,
+ * the path on the host if it is the same inode. -errno if there is none.
  */
 static int open_mapped(__u32 pid, const struct maps_entry *e)
 {
-	char mf[64];
 	struct stat st;
-	int fd = -1, mfd;
+	int fd = proc_root__open_mapped(pid, e, &st);
 
-	if (!e->deleted) {
-		fd = open_in_root(pid, e->path, &st);
-		if (fd >= 0 && same_file(&st, e))
-			return fd;
-	}
-	snprintf(mf, sizeof(mf), "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)e->start,
-		 (unsigned long long)e->end);
-	mfd = regular_or_close(open(mf, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), &st);
-	if (mfd >= 0) {
-		if (fd >= 0)
-			close(fd);
-		return mfd;
-	}
-	if (fd >= 0)
+	if (fd >= 0 || e->deleted)
 		return fd;
-	if (e->deleted)
-		return -1;
-	fd = open_in_root(0, e->path, &st);
-	if (fd >= 0 && !same_file(&st, e)) {
+	fd = proc_root__open(0, e->path, &st);
+	if (fd >= 0 && !proc_root__same_file(&st, e)) {
 		close(fd);
-		fd = -1;
+		fd = -ESTALE;
 	}
 	return fd;
 }
@@ -1157,7 +1088,7 @@ static struct elf_file *debug_file_open(const struct symbolizer *sym, const stru
 		for (r = 0; r < 2; r++) {
 			struct elf_file *dbg;
 			struct stat st;
-			int fd = open_in_root(r ? 0 : pid, cand[i], &st);
+			int fd = proc_root__open(r ? 0 : pid, cand[i], &st);
 
 			if (fd < 0)
 				continue;
@@ -1619,7 +1550,7 @@ static void perf_map_update(struct symbolizer *sym, struct snapshot *s)
 
 	if (!pm->path[0])
 		return;
-	fd = open_in_root(s->pid, pm->path, &st);
+	fd = proc_root__open(s->pid, pm->path, &st);
 	if (fd < 0)
 		return;
 	same = st.st_dev == pm->dev && st.st_ino == pm->ino;

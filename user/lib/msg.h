@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The reason an operation failed, for callers that pass a buffer for one. */
+#ifndef LABELPROF_MSG_H
+#define LABELPROF_MSG_H
+
+#include <stddef.h>
+
+/* Formats into buf (len bytes); nothing when buf is NULL or len 0. */
+void msg__set(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif /* LABELPROF_MSG_H */
