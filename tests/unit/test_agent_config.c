@@ -14,6 +14,7 @@
 
 #include "agent/config.h"
 #include "format/output.h"
+#include "lib/compiler.h"
 
 #define S (1000000000ull)
 
@@ -34,6 +35,15 @@ static void expect_error(const char *text, const char *msg)
 		fail_msg("accepted: %s", text);
 	if (strcmp(err, msg))
 		fail_msg("error '%s', expected '%s'", err, msg);
+}
+
+static void expect_ok(const char *text)
+{
+	struct agent_config *c = parse(text);
+
+	if (!c)
+		fail_msg("%s: %s", text, err);
+	agent_config__put(c);
 }
 
 static void test_defaults(void **state)
@@ -161,6 +171,70 @@ static void test_errors_name_line_and_key(void **state)
 	expect_error("freq = 0\n", "agent.conf:1: freq: at least 1");
 	expect_error("freq = -5\n", "agent.conf:1: freq: invalid number '-5'");
 	expect_error("ringbuf_size = 1K\n", "agent.conf:1: ringbuf_size: at least 4096");
+}
+
+/* The file's sampling keys have the bounds of the flags: sampler_opts__check's. */
+static void test_sampling_bounds(void **state)
+{
+	/* the labels as a whole: max_labels x (4 + key + value) <= LP_MAX_LABEL_BYTES */
+	const unsigned int key_at_joint = LP_MAX_LABEL_BYTES / LP_MAX_LABELS - 4 -
+					  LP_DEFAULT_MAX_VALUE_LEN,
+			   labels_for_max_value = LP_MAX_LABEL_BYTES /
+						  (4 + LP_DEFAULT_MAX_KEY_LEN + LP_MAX_VALUE_LEN);
+	const char *joint = "labels x (4 + key + value) must be at most " __stringify(
+		LP_MAX_LABEL_BYTES) " bytes";
+	const struct {
+		const char *key;
+		unsigned long long at, past; /* the bound, and past it */
+		const char *what; /* the error past it: "at least" or "at most" the bound */
+	} bounds[] = {
+		{"freq", 1, 0, "at least"},
+		{"freq", SAMPLER_MAX_FREQ_HZ, SAMPLER_MAX_FREQ_HZ + 1, "at most"},
+		{"max_labels", 1, 0, "at least"},
+		{"max_labels", LP_MAX_LABELS, LP_MAX_LABELS + 1, "at most"},
+		{"max_key_len", 1, 0, "at least"},
+		{"max_key_len", LP_MAX_KEY_LEN, LP_MAX_KEY_LEN + 1, "at most"},
+		{"max_value_len", 1, 0, "at least"},
+		{"max_value_len", LP_MAX_VALUE_LEN, LP_MAX_VALUE_LEN + 1, "at most"},
+		{"ringbuf_size", SAMPLER_MIN_RINGBUF_BYTES, SAMPLER_MIN_RINGBUF_BYTES - 1,
+		 "at least"},
+		{"ringbuf_size", (unsigned long long)SAMPLER_MAX_RINGBUF_MIB << 20,
+		 ((unsigned long long)SAMPLER_MAX_RINGBUF_MIB << 20) + 1, "at most"},
+	};
+	char text[256], msg[256];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(bounds); i++) {
+		/* the largest value too, with few enough labels for the joint bound */
+		snprintf(text, sizeof(text), "%s = %llu\n%s", bounds[i].key, bounds[i].at,
+			 strcmp(bounds[i].key, "max_labels") ? "max_labels = 4\n" : "");
+		expect_ok(text);
+		snprintf(text, sizeof(text), "interval = 10s\n%s = %llu\n", bounds[i].key,
+			 bounds[i].past);
+		snprintf(msg, sizeof(msg), "agent.conf:2: %s: %s %llu", bounds[i].key,
+			 bounds[i].what, bounds[i].at);
+		expect_error(text, msg);
+	}
+
+	/* the joint bound names the limit moved from its default, on its line */
+	snprintf(text, sizeof(text), "max_labels = %d\nmax_key_len = %u\n", LP_MAX_LABELS,
+		 key_at_joint);
+	expect_ok(text);
+	snprintf(text, sizeof(text), "max_labels = %d\nmax_key_len = %u\n", LP_MAX_LABELS,
+		 key_at_joint + 1);
+	snprintf(msg, sizeof(msg), "agent.conf:2: max_key_len: %s: %d x (4 + %u + %d) is %d", joint,
+		 LP_MAX_LABELS, key_at_joint + 1, LP_DEFAULT_MAX_VALUE_LEN,
+		 LP_MAX_LABELS * (4 + key_at_joint + 1 + LP_DEFAULT_MAX_VALUE_LEN));
+	expect_error(text, msg);
+	snprintf(text, sizeof(text), "max_value_len = %d\n\nmax_labels = %u\n", LP_MAX_VALUE_LEN,
+		 labels_for_max_value);
+	expect_ok(text);
+	snprintf(text, sizeof(text), "max_value_len = %d\n\nmax_labels = %u\n", LP_MAX_VALUE_LEN,
+		 labels_for_max_value + 1);
+	snprintf(msg, sizeof(msg), "agent.conf:1: max_value_len: %s: %u x (4 + %d + %d) is %u",
+		 joint, labels_for_max_value + 1, LP_DEFAULT_MAX_KEY_LEN, LP_MAX_VALUE_LEN,
+		 (labels_for_max_value + 1) * (4 + LP_DEFAULT_MAX_KEY_LEN + LP_MAX_VALUE_LEN));
+	expect_error(text, msg);
 }
 
 static void test_syntax_errors(void **state)
@@ -308,6 +382,26 @@ static void test_load_flags_override_file(void **state)
 	agent_config__put(c);
 }
 
+/* The file and the flags each in bounds, but not together: an error, no exit (a reload). */
+static void test_load_joint_bound(void **state)
+{
+	char path[] = "/tmp/test_agent_config.XXXXXX", msg[512];
+	int fd = mkstemp(path);
+	char *argv[] = {"labelprof agent", "--config", path, "--max-value-len", "1000", NULL};
+
+	assert_true(fd >= 0);
+	dprintf(fd, "output_dir = /tmp\nmax_labels = 32\n");
+	close(fd);
+	assert_null(agent_config__load(5, argv, err, sizeof(err)));
+	unlink(path);
+	snprintf(msg, sizeof(msg),
+		 "%s: with the flags: max_value_len: labels x (4 + key + value) must be at most "
+		 "%d bytes: 32 x (4 + %d + 1000) is %d",
+		 path, LP_MAX_LABEL_BYTES, LP_DEFAULT_MAX_KEY_LEN,
+		 32 * (4 + LP_DEFAULT_MAX_KEY_LEN + 1000));
+	assert_string_equal(err, msg);
+}
+
 static void test_load_errors(void **state)
 {
 	char *missing[] = {"labelprof agent", "--config", "/nonexistent/agent.conf", NULL};
@@ -325,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_every_key),
 		cmocka_unit_test(test_errors_name_line_and_key),
+		cmocka_unit_test(test_sampling_bounds),
 		cmocka_unit_test(test_syntax_errors),
 		cmocka_unit_test(test_headers),
 		cmocka_unit_test(test_empty_unsets),
@@ -332,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_same_sampling),
 		cmocka_unit_test(test_load_flags_override_file),
+		cmocka_unit_test(test_load_joint_bound),
 		cmocka_unit_test(test_load_errors),
 	};
 
