@@ -173,6 +173,8 @@ static void test_errors_name_line_and_key(void **state)
 	expect_error("ringbuf_size = 1K\n", "agent.conf:1: ringbuf_size: at least 4096");
 }
 
+#define LIMITS "max_labels = %u\nmax_key_len = %u\nmax_value_len = %u\n"
+
 /* The file's sampling keys have the bounds of the flags: sampler_opts__check's. */
 static void test_sampling_bounds(void **state)
 {
@@ -201,6 +203,18 @@ static void test_sampling_bounds(void **state)
 		{"ringbuf_size", (unsigned long long)SAMPLER_MAX_RINGBUF_MIB << 20,
 		 ((unsigned long long)SAMPLER_MAX_RINGBUF_MIB << 20) + 1, "at most"},
 	};
+	const struct {
+		unsigned int at[3];   /* labels, key, value at the joint bound */
+		unsigned int step[2]; /* past it: labels or key one more */
+		const char *named;
+		int line;
+	} joints[] = {
+		{{LP_MAX_LABELS, key_at_joint, LP_DEFAULT_MAX_VALUE_LEN}, {0, 1}, "max_key_len", 2},
+		{{labels_for_max_value, LP_DEFAULT_MAX_KEY_LEN, LP_MAX_VALUE_LEN},
+		 {1, 0},
+		 "max_value_len",
+		 3},
+	};
 	char text[256], msg[256];
 	size_t i;
 
@@ -216,25 +230,19 @@ static void test_sampling_bounds(void **state)
 		expect_error(text, msg);
 	}
 
-	/* the joint bound names the limit moved from its default, on its line */
-	snprintf(text, sizeof(text), "max_labels = %d\nmax_key_len = %u\n", LP_MAX_LABELS,
-		 key_at_joint);
-	expect_ok(text);
-	snprintf(text, sizeof(text), "max_labels = %d\nmax_key_len = %u\n", LP_MAX_LABELS,
-		 key_at_joint + 1);
-	snprintf(msg, sizeof(msg), "agent.conf:2: max_key_len: %s: %d x (4 + %u + %d) is %d", joint,
-		 LP_MAX_LABELS, key_at_joint + 1, LP_DEFAULT_MAX_VALUE_LEN,
-		 LP_MAX_LABELS * (4 + key_at_joint + 1 + LP_DEFAULT_MAX_VALUE_LEN));
-	expect_error(text, msg);
-	snprintf(text, sizeof(text), "max_value_len = %d\n\nmax_labels = %u\n", LP_MAX_VALUE_LEN,
-		 labels_for_max_value);
-	expect_ok(text);
-	snprintf(text, sizeof(text), "max_value_len = %d\n\nmax_labels = %u\n", LP_MAX_VALUE_LEN,
-		 labels_for_max_value + 1);
-	snprintf(msg, sizeof(msg), "agent.conf:1: max_value_len: %s: %u x (4 + %d + %d) is %u",
-		 joint, labels_for_max_value + 1, LP_DEFAULT_MAX_KEY_LEN, LP_MAX_VALUE_LEN,
-		 (labels_for_max_value + 1) * (4 + LP_DEFAULT_MAX_KEY_LEN + LP_MAX_VALUE_LEN));
-	expect_error(text, msg);
+	/* the joint bound, then past it: the limit moved from its default is named */
+	for (i = 0; i < ARRAY_SIZE(joints); i++) {
+		const unsigned int *at = joints[i].at, *step = joints[i].step;
+		unsigned int labels = at[0] + step[0], key = at[1] + step[1];
+
+		snprintf(text, sizeof(text), LIMITS, at[0], at[1], at[2]);
+		expect_ok(text);
+		snprintf(text, sizeof(text), LIMITS, labels, key, at[2]);
+		snprintf(msg, sizeof(msg), "agent.conf:%d: %s: %s: %u x (4 + %u + %u) is %u",
+			 joints[i].line, joints[i].named, joint, labels, key, at[2],
+			 labels * (4 + key + at[2]));
+		expect_error(text, msg);
+	}
 }
 
 static void test_syntax_errors(void **state)

@@ -454,18 +454,23 @@ static const struct key_def *key_by_name(const char *name)
 	return NULL;
 }
 
-/* The key of an option sampler_opts__check names. */
+/* A key's flag, or a flag's key: src with from as to, in dst of len bytes. */
+static void respell(char *dst, size_t len, const char *src, char from, char to)
+{
+	size_t i;
+
+	for (i = 0; src[i] && i < len - 1; i++)
+		dst[i] = src[i] == from ? to : src[i];
+	dst[i] = '\0';
+}
+
+/* The key of an option sampler_opts__check names: its flag's, "--max-labels": max_labels. */
 static const struct key_def *key_by_opt(enum sampler_opt opt)
 {
-	static const char *const names[] = {
-		[SAMPLER_OPT_FREQ] = "freq",
-		[SAMPLER_OPT_MAX_LABELS] = "max_labels",
-		[SAMPLER_OPT_MAX_KEY_LEN] = "max_key_len",
-		[SAMPLER_OPT_MAX_VALUE_LEN] = "max_value_len",
-		[SAMPLER_OPT_RINGBUF] = "ringbuf_size",
-	};
+	char name[32];
 
-	return key_by_name(names[opt]);
+	respell(name, sizeof(name), sampler_opt__flag(opt) + 2, '-', '_');
+	return key_by_name(name);
 }
 
 static struct agent_config *config_new(void)
@@ -721,7 +726,7 @@ static const struct argp *agent_argp(void)
 		       "file. SIGHUP reloads the file.",
 		.children = children,
 	};
-	size_t i, n = 0, j;
+	size_t i, n = 0;
 
 	if (options[0].name)
 		return &argp;
@@ -730,8 +735,7 @@ static const struct argp *agent_argp(void)
 	for (i = 0; i < KEY_COUNT; i++) {
 		if (!keys[i].arg)
 			continue;
-		for (j = 0; keys[i].name[j] && j < sizeof(option_names[i]) - 1; j++)
-			option_names[i][j] = keys[i].name[j] == '_' ? '-' : keys[i].name[j];
+		respell(option_names[i], sizeof(option_names[i]), keys[i].name, '_', '-');
 		options[n++] = (struct argp_option){
 			option_names[i], OPT_KEY0 + i, keys[i].arg, 0, keys[i].doc, 0};
 	}
