@@ -23,38 +23,38 @@ enum {
 	OPT_RINGBUF,
 };
 
-/* The bounds and defaults printed are the ones sampler_opts__check applies. */
+/*
+ * The bounds and defaults printed are the ones sampler_opts__check applies
+ * (clang-format would split the strings at the numbers).
+ */
+#define STR(x) __stringify(x)
+/* clang-format off */
+static const char freq_doc[] = "Samples per second per CPU, 1 .. " STR(SAMPLER_MAX_FREQ_HZ)
+	" (default " STR(SAMPLER_DEFAULT_FREQ_HZ) "; agent: " STR(SAMPLER_AGENT_FREQ_HZ) ")";
+static const char max_labels_doc[] = "Labels read per sample, 1 .. " STR(LP_MAX_LABELS)
+	" (default " STR(LP_DEFAULT_MAX_LABELS) "); labels x (4 + key + value) <= "
+	STR(LP_MAX_LABEL_BYTES);
+static const char max_key_doc[] = "Key bytes read per label, 1 .. " STR(LP_MAX_KEY_LEN)
+	" (default " STR(LP_DEFAULT_MAX_KEY_LEN) ")";
+static const char max_value_doc[] = "Value bytes read per label, 1 .. " STR(LP_MAX_VALUE_LEN)
+	" (default " STR(LP_DEFAULT_MAX_VALUE_LEN) ")";
+static const char ringbuf_doc[] = "Ring buffer bytes, " STR(SAMPLER_MIN_RINGBUF_BYTES)
+	" .. " STR(SAMPLER_MAX_RINGBUF_MIB) " MiB, rounded up to a power of two (default 0: 2 s of "
+	"samples at the frequency, " STR(SAMPLER_RINGBUF_MIN_MIB) " .. "
+	STR(SAMPLER_RINGBUF_MAX_MIB) " MiB)";
+/* clang-format on */
+
 static const struct argp_option sampling_options[] = {
 	{"all", 'a', NULL, 0, "Sample every process on every CPU (the default)", 0},
 	{"pid", 'p', "PID[,PID...]", 0, "Sample only these processes", 0},
 	{"cgroup", OPT_CGROUP, "PATH", 0, "Sample only processes in this cgroup v2 directory", 0},
-	{"freq", 'F', "HZ", 0,
-	 "Samples per second per CPU, 1 .. " __stringify(
-		 SAMPLER_MAX_FREQ_HZ) " (default " __stringify(SAMPLER_DEFAULT_FREQ_HZ) "; "
-											"agent:"
-											" " __stringify(SAMPLER_AGENT_FREQ_HZ) ")",
-	 0},
+	{"freq", 'F', "HZ", 0, freq_doc, 0},
 	{"no-labels", OPT_NO_LABELS, NULL, 0, "Do not read labels (stacks only)", 0},
 	{"no-kernel-stacks", OPT_NO_KERNEL, NULL, 0, "Do not collect kernel stacks", 0},
-	{"max-labels", OPT_MAX_LABELS, "N", 0,
-	 "Labels read per sample, 1 .. " __stringify(LP_MAX_LABELS) " (default " __stringify(
-		 LP_DEFAULT_MAX_LABELS) "); labels x (4 + key + value) <= " __stringify(LP_MAX_LABEL_BYTES),
-	 0},
-	{"max-key-len", OPT_MAX_KEY, "BYTES", 0,
-	 "Key bytes read per label, 1 .. " __stringify(LP_MAX_KEY_LEN) " (default " __stringify(
-		 LP_DEFAULT_MAX_KEY_LEN) ")",
-	 0},
-	{"max-value-len", OPT_MAX_VALUE, "BYTES", 0,
-	 "Value bytes read per label, 1 .. " __stringify(LP_MAX_VALUE_LEN) " (default " __stringify(
-		 LP_DEFAULT_MAX_VALUE_LEN) ")",
-	 0},
-	{"ringbuf-size", OPT_RINGBUF, "BYTES", 0,
-	 "Ring buffer bytes, " __stringify(SAMPLER_MIN_RINGBUF_BYTES) " .. " __stringify(
-		 SAMPLER_MAX_RINGBUF_MIB) " MiB, rounded up to a power of two (default 0: 2 s of "
-					  "samples at the "
-					  "frequency, " __stringify(
-						  SAMPLER_RINGBUF_MIN_MIB) " .. " __stringify(SAMPLER_RINGBUF_MAX_MIB) " MiB)",
-	 0},
+	{"max-labels", OPT_MAX_LABELS, "N", 0, max_labels_doc, 0},
+	{"max-key-len", OPT_MAX_KEY, "BYTES", 0, max_key_doc, 0},
+	{"max-value-len", OPT_MAX_VALUE, "BYTES", 0, max_value_doc, 0},
+	{"ringbuf-size", OPT_RINGBUF, "BYTES", 0, ringbuf_doc, 0},
 	{"verbose", 'v', NULL, 0, "Say more, including libbpf's messages", 0},
 	{},
 };
