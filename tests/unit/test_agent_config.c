@@ -14,6 +14,7 @@
 
 #include "agent/config.h"
 #include "format/output.h"
+#include "lib/compiler.h"
 
 #define S (1000000000ull)
 
@@ -36,15 +37,24 @@ static void expect_error(const char *text, const char *msg)
 		fail_msg("error '%s', expected '%s'", err, msg);
 }
 
+static void expect_ok(const char *text)
+{
+	struct agent_config *c = parse(text);
+
+	if (!c)
+		fail_msg("%s: %s", text, err);
+	agent_config__put(c);
+}
+
 static void test_defaults(void **state)
 {
 	struct agent_config *c = parse("");
 
 	assert_non_null(c);
-	assert_int_equal(c->sampling.freq_hz, 19);
-	assert_true(c->sampling.read_labels);
-	assert_true(c->sampling.kernel_stacks);
-	assert_int_equal(c->sampling.filter_mode, LP_FILTER_ALL);
+	assert_int_equal(c->sampling.opts.freq_hz, 19);
+	assert_true(c->sampling.opts.read_labels);
+	assert_true(c->sampling.opts.kernel_stacks);
+	assert_int_equal(c->sampling.opts.filter_mode, LP_FILTER_ALL);
 	assert_int_equal(c->interval_ns, 60 * S);
 	assert_null(c->output_dir);
 	assert_int_equal(c->formats, AGENT_FORMAT_PPROF);
@@ -120,16 +130,16 @@ static void test_every_key(void **state)
 	assert_int_equal(sin->sin_family, AF_INET);
 	assert_int_equal(ntohs(sin->sin_port), 9464);
 	assert_int_equal(c->max_profile_bytes, 32 << 20);
-	assert_int_equal(c->sampling.freq_hz, 49);
-	assert_int_equal(c->sampling.filter_mode, LP_FILTER_CGROUP);
-	assert_string_equal(c->sampling.cgroup_path, "/sys/fs/cgroup/system.slice");
-	assert_false(c->sampling.read_labels);
-	assert_false(c->sampling.kernel_stacks);
-	assert_int_equal(c->sampling.max_labels, 8);
-	assert_int_equal(c->sampling.max_key_len, 64);
-	assert_int_equal(c->sampling.max_value_len, 100);
-	assert_int_equal(c->sampling.ringbuf_bytes, 16 << 20);
-	assert_true(c->sampling.verbose);
+	assert_int_equal(c->sampling.opts.freq_hz, 49);
+	assert_int_equal(c->sampling.opts.filter_mode, LP_FILTER_CGROUP);
+	assert_string_equal(c->sampling.opts.cgroup_path, "/sys/fs/cgroup/system.slice");
+	assert_false(c->sampling.opts.read_labels);
+	assert_false(c->sampling.opts.kernel_stacks);
+	assert_int_equal(c->sampling.opts.max_labels, 8);
+	assert_int_equal(c->sampling.opts.max_key_len, 64);
+	assert_int_equal(c->sampling.opts.max_value_len, 100);
+	assert_int_equal(c->sampling.opts.ringbuf_bytes, 16 << 20);
+	assert_true(c->sampling.opts.verbose);
 	agent_config__put(c);
 }
 
@@ -158,9 +168,81 @@ static void test_errors_name_line_and_key(void **state)
 		     "agent.conf:1: metrics_listen: '127.0.0.1:99999' is not ADDRESS:PORT");
 	expect_error("pprof_labels = pid,uid\n", "agent.conf:1: pprof_labels: unknown label in "
 						 "'pid,uid' (pid, tid, comm, thread_name)");
-	expect_error("freq = 0\n", "agent.conf:1: freq: '0' is out of range");
+	expect_error("freq = 0\n", "agent.conf:1: freq: at least 1");
 	expect_error("freq = -5\n", "agent.conf:1: freq: invalid number '-5'");
-	expect_error("ringbuf_size = 1K\n", "agent.conf:1: ringbuf_size: '1K' is out of range");
+	expect_error("ringbuf_size = 1K\n", "agent.conf:1: ringbuf_size: at least 4096");
+}
+
+#define LIMITS "max_labels = %u\nmax_key_len = %u\nmax_value_len = %u\n"
+
+/* The file's sampling keys have the bounds of the flags: sampler_opts__check's. */
+static void test_sampling_bounds(void **state)
+{
+	/* the labels as a whole: max_labels x (4 + key + value) <= LP_MAX_LABEL_BYTES */
+	const unsigned int key_at_joint = LP_MAX_LABEL_BYTES / LP_MAX_LABELS - 4 -
+					  LP_DEFAULT_MAX_VALUE_LEN,
+			   labels_for_max_value = LP_MAX_LABEL_BYTES /
+						  (4 + LP_DEFAULT_MAX_KEY_LEN + LP_MAX_VALUE_LEN);
+	const char *joint = "labels x (4 + key + value) must be at most " __stringify(
+		LP_MAX_LABEL_BYTES) " bytes";
+	const struct {
+		const char *key;
+		unsigned long long at, past; /* the bound, and past it */
+		const char *what; /* the error past it: "at least" or "at most" the bound */
+	} bounds[] = {
+		{"freq", 1, 0, "at least"},
+		{"freq", SAMPLER_MAX_FREQ_HZ, SAMPLER_MAX_FREQ_HZ + 1, "at most"},
+		{"max_labels", 1, 0, "at least"},
+		{"max_labels", LP_MAX_LABELS, LP_MAX_LABELS + 1, "at most"},
+		{"max_key_len", 1, 0, "at least"},
+		{"max_key_len", LP_MAX_KEY_LEN, LP_MAX_KEY_LEN + 1, "at most"},
+		{"max_value_len", 1, 0, "at least"},
+		{"max_value_len", LP_MAX_VALUE_LEN, LP_MAX_VALUE_LEN + 1, "at most"},
+		{"ringbuf_size", SAMPLER_MIN_RINGBUF_BYTES, SAMPLER_MIN_RINGBUF_BYTES - 1,
+		 "at least"},
+		{"ringbuf_size", (unsigned long long)SAMPLER_MAX_RINGBUF_MIB << 20,
+		 ((unsigned long long)SAMPLER_MAX_RINGBUF_MIB << 20) + 1, "at most"},
+	};
+	const struct {
+		unsigned int at[3];   /* labels, key, value at the joint bound */
+		unsigned int step[2]; /* past it: labels or key one more */
+		const char *named;
+		int line;
+	} joints[] = {
+		{{LP_MAX_LABELS, key_at_joint, LP_DEFAULT_MAX_VALUE_LEN}, {0, 1}, "max_key_len", 2},
+		{{labels_for_max_value, LP_DEFAULT_MAX_KEY_LEN, LP_MAX_VALUE_LEN},
+		 {1, 0},
+		 "max_value_len",
+		 3},
+	};
+	char text[256], msg[256];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(bounds); i++) {
+		/* the largest value too, with few enough labels for the joint bound */
+		snprintf(text, sizeof(text), "%s = %llu\n%s", bounds[i].key, bounds[i].at,
+			 strcmp(bounds[i].key, "max_labels") ? "max_labels = 4\n" : "");
+		expect_ok(text);
+		snprintf(text, sizeof(text), "interval = 10s\n%s = %llu\n", bounds[i].key,
+			 bounds[i].past);
+		snprintf(msg, sizeof(msg), "agent.conf:2: %s: %s %llu", bounds[i].key,
+			 bounds[i].what, bounds[i].at);
+		expect_error(text, msg);
+	}
+
+	/* the joint bound, then past it: the limit moved from its default is named */
+	for (i = 0; i < ARRAY_SIZE(joints); i++) {
+		const unsigned int *at = joints[i].at, *step = joints[i].step;
+		unsigned int labels = at[0] + step[0], key = at[1] + step[1];
+
+		snprintf(text, sizeof(text), LIMITS, at[0], at[1], at[2]);
+		expect_ok(text);
+		snprintf(text, sizeof(text), LIMITS, labels, key, at[2]);
+		snprintf(msg, sizeof(msg), "agent.conf:%d: %s: %s: %u x (4 + %u + %u) is %u",
+			 joints[i].line, joints[i].named, joint, labels, key, at[2],
+			 labels * (4 + key + at[2]));
+		expect_error(text, msg);
+	}
 }
 
 static void test_syntax_errors(void **state)
@@ -213,8 +295,8 @@ static void test_empty_unsets(void **state)
 	if (!c)
 		fail_msg("%s", err);
 	assert_null(c->output_dir);
-	assert_null(c->sampling.cgroup_path);
-	assert_int_equal(c->sampling.filter_mode, LP_FILTER_ALL);
+	assert_null(c->sampling.opts.cgroup_path);
+	assert_int_equal(c->sampling.opts.filter_mode, LP_FILTER_ALL);
 	assert_null(c->metrics_listen);
 	agent_config__put(c);
 }
@@ -301,11 +383,31 @@ static void test_load_flags_override_file(void **state)
 	if (!c)
 		fail_msg("%s", err);
 	assert_int_equal(c->interval_ns, 7 * S);
-	assert_int_equal(c->sampling.freq_hz, 99);
+	assert_int_equal(c->sampling.opts.freq_hz, 99);
 	assert_string_equal(c->output_dir, "/tmp");
 	assert_false(c->otlp_gzip);
 	assert_string_equal(c->path, path);
 	agent_config__put(c);
+}
+
+/* The file and the flags each in bounds, but not together: an error, no exit (a reload). */
+static void test_load_joint_bound(void **state)
+{
+	char path[] = "/tmp/test_agent_config.XXXXXX", msg[512];
+	int fd = mkstemp(path);
+	char *argv[] = {"labelprof agent", "--config", path, "--max-value-len", "1000", NULL};
+
+	assert_true(fd >= 0);
+	dprintf(fd, "output_dir = /tmp\nmax_labels = 32\n");
+	close(fd);
+	assert_null(agent_config__load(5, argv, err, sizeof(err)));
+	unlink(path);
+	snprintf(msg, sizeof(msg),
+		 "%s: with the flags: max_value_len: labels x (4 + key + value) must be at most "
+		 "%d bytes: 32 x (4 + %d + 1000) is %d",
+		 path, LP_MAX_LABEL_BYTES, LP_DEFAULT_MAX_KEY_LEN,
+		 32 * (4 + LP_DEFAULT_MAX_KEY_LEN + 1000));
+	assert_string_equal(err, msg);
 }
 
 static void test_load_errors(void **state)
@@ -325,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_every_key),
 		cmocka_unit_test(test_errors_name_line_and_key),
+		cmocka_unit_test(test_sampling_bounds),
 		cmocka_unit_test(test_syntax_errors),
 		cmocka_unit_test(test_headers),
 		cmocka_unit_test(test_empty_unsets),
@@ -332,6 +435,7 @@ int main(void)
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_same_sampling),
 		cmocka_unit_test(test_load_flags_override_file),
+		cmocka_unit_test(test_load_joint_bound),
 		cmocka_unit_test(test_load_errors),
 	};
 

@@ -79,16 +79,19 @@ static const struct key_def keys[] = {
 	 "Serve Prometheus metrics on http://ADDR:PORT/metrics (default: off)"},
 	{"max_profile_bytes", T_SIZE, OFF(max_profile_bytes), 1 << 20, 1ull << 40, "BYTES",
 	 "Memory for one interval's profile (default 64M)"},
-	/* the sampling options: flags from sampling_argp */
-	{"freq", T_UINT, OFF(sampling.freq_hz), 1, 100000, NULL, NULL},
-	{"cgroup", T_CGROUP, OFF(sampling.cgroup_path), 0, 0, NULL, NULL},
-	{"labels", T_BOOL, OFF(sampling.read_labels), 0, 0, NULL, NULL},
-	{"kernel_stacks", T_BOOL, OFF(sampling.kernel_stacks), 0, 0, NULL, NULL},
-	{"max_labels", T_UINT, OFF(sampling.max_labels), 1, LP_MAX_VALUE_LEN, NULL, NULL},
-	{"max_key_len", T_UINT, OFF(sampling.max_key_len), 1, LP_MAX_VALUE_LEN, NULL, NULL},
-	{"max_value_len", T_UINT, OFF(sampling.max_value_len), 1, LP_MAX_VALUE_LEN, NULL, NULL},
-	{"ringbuf_size", T_SIZE, OFF(sampling.ringbuf_bytes), 4096, 1 << 30, NULL, NULL},
-	{"verbose", T_BOOL, OFF(sampling.verbose), 0, 0, NULL, NULL},
+	/*
+	 * The sampling options: flags from sampling_argp. The numbers' bounds are
+	 * sampler_opts__check's; min and max here are their types'.
+	 */
+	{"freq", T_UINT, OFF(sampling.opts.freq_hz), 0, UINT_MAX, NULL, NULL},
+	{"cgroup", T_CGROUP, OFF(sampling.opts.cgroup_path), 0, 0, NULL, NULL},
+	{"labels", T_BOOL, OFF(sampling.opts.read_labels), 0, 0, NULL, NULL},
+	{"kernel_stacks", T_BOOL, OFF(sampling.opts.kernel_stacks), 0, 0, NULL, NULL},
+	{"max_labels", T_UINT, OFF(sampling.opts.max_labels), 0, UINT_MAX, NULL, NULL},
+	{"max_key_len", T_UINT, OFF(sampling.opts.max_key_len), 0, UINT_MAX, NULL, NULL},
+	{"max_value_len", T_UINT, OFF(sampling.opts.max_value_len), 0, UINT_MAX, NULL, NULL},
+	{"ringbuf_size", T_SIZE, OFF(sampling.opts.ringbuf_bytes), 0, SIZE_MAX, NULL, NULL},
+	{"verbose", T_BOOL, OFF(sampling.opts.verbose), 0, 0, NULL, NULL},
 };
 
 #define KEY_COUNT  ARRAY_SIZE(keys)
@@ -426,7 +429,7 @@ static int set_key(struct agent_config *c, const struct key_def *k, const char *
 	if (!*v) {
 		*FIELD(c, k, const char *) = NULL;
 		if (k->type == T_CGROUP)
-			c->sampling.filter_mode = LP_FILTER_ALL;
+			c->sampling.opts.filter_mode = LP_FILTER_ALL;
 		return 0;
 	}
 	if (k->type == T_ENDPOINT)
@@ -437,7 +440,7 @@ static int set_key(struct agent_config *c, const struct key_def *k, const char *
 	if (!*FIELD(c, k, const char *))
 		return -ENOMEM;
 	if (k->type == T_CGROUP)
-		c->sampling.filter_mode = LP_FILTER_CGROUP;
+		c->sampling.opts.filter_mode = LP_FILTER_CGROUP;
 	return 0;
 }
 
@@ -451,6 +454,25 @@ static const struct key_def *key_by_name(const char *name)
 	return NULL;
 }
 
+/* A key's flag, or a flag's key: src with from as to, in dst of len bytes. */
+static void respell(char *dst, size_t len, const char *src, char from, char to)
+{
+	size_t i;
+
+	for (i = 0; src[i] && i < len - 1; i++)
+		dst[i] = src[i] == from ? to : src[i];
+	dst[i] = '\0';
+}
+
+/* The key of an option sampler_opts__check names: its flag's, "--max-labels": max_labels. */
+static const struct key_def *key_by_opt(enum sampler_opt opt)
+{
+	char name[32];
+
+	respell(name, sizeof(name), sampler_opt__flag(opt) + 2, '-', '_');
+	return key_by_name(name);
+}
+
 static struct agent_config *config_new(void)
 {
 	struct agent_config *c = calloc(1, sizeof(*c));
@@ -458,9 +480,7 @@ static struct agent_config *config_new(void)
 	if (!c)
 		return NULL;
 	c->refs = 1;
-	c->sampling.freq_hz = 19;
-	c->sampling.read_labels = true;
-	c->sampling.kernel_stacks = true;
+	c->sampling.opts = (struct sampler_opts)SAMPLER_OPTS_INIT(SAMPLER_AGENT_FREQ_HZ);
 	c->interval_ns = 60 * S;
 	c->max_profile_bytes = 64 << 20;
 	c->formats = AGENT_FORMAT_PPROF;
@@ -579,6 +599,9 @@ static int parse_file(struct agent_config *c, FILE *f, const char *name, char *e
 {
 	struct file_ctx x = {.c = c, .f = f};
 	int line = ini_parse_stream(read_line, &x, on_key, &x);
+	const struct key_def *k;
+	enum sampler_opt bad;
+	char why[160];
 
 	free(x.line_buf);
 	if (line == -2) {
@@ -597,6 +620,12 @@ static int parse_file(struct agent_config *c, FILE *f, const char *name, char *e
 		snprintf(err, err_len, "%s:%d: syntax error (expected 'key = value')", name, line);
 		return -EINVAL;
 	}
+	/* the file on its own, with the defaults: the label limits are bounded together */
+	if (sampler_opts__check(&c->sampling.opts, &bad, why, sizeof(why))) {
+		k = key_by_opt(bad);
+		snprintf(err, err_len, "%s:%d: %s: %s", name, x.set_on[k - keys], k->name, why);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -604,6 +633,8 @@ static int parse_file(struct agent_config *c, FILE *f, const char *name, char *e
 static int validate(const struct agent_config *c, char *err, size_t err_len)
 {
 	const char *name = c->path ? c->path : "", *sep = c->path ? ": " : "";
+	enum sampler_opt bad;
+	char why[160];
 
 	if (!c->output_dir && !c->otlp_url) {
 		snprintf(err, err_len, "%s%snothing to do: set output_dir or otlp_endpoint", name,
@@ -613,6 +644,12 @@ static int validate(const struct agent_config *c, char *err, size_t err_len)
 	if (c->retry_initial_ns > c->retry_max_ns) {
 		snprintf(err, err_len, "%s%sotlp_retry_initial is longer than otlp_retry_max", name,
 			 sep);
+		return -EINVAL;
+	}
+	/* the file and the flags passed on their own, so together they break a joint bound */
+	if (sampler_opts__check(&c->sampling.opts, &bad, why, sizeof(why))) {
+		snprintf(err, err_len, "%s%swith the flags: %s: %s", name, sep,
+			 key_by_opt(bad)->name, why);
 		return -EINVAL;
 	}
 	return 0;
@@ -689,7 +726,7 @@ static const struct argp *agent_argp(void)
 		       "file. SIGHUP reloads the file.",
 		.children = children,
 	};
-	size_t i, n = 0, j;
+	size_t i, n = 0;
 
 	if (options[0].name)
 		return &argp;
@@ -698,8 +735,7 @@ static const struct argp *agent_argp(void)
 	for (i = 0; i < KEY_COUNT; i++) {
 		if (!keys[i].arg)
 			continue;
-		for (j = 0; keys[i].name[j] && j < sizeof(option_names[i]) - 1; j++)
-			option_names[i][j] = keys[i].name[j] == '_' ? '-' : keys[i].name[j];
+		respell(option_names[i], sizeof(option_names[i]), keys[i].name, '_', '-');
 		options[n++] = (struct argp_option){
 			option_names[i], OPT_KEY0 + i, keys[i].arg, 0, keys[i].doc, 0};
 	}
@@ -757,6 +793,11 @@ struct agent_config *agent_config__load(int argc, char **argv, char *err, size_t
 		if (parse_file(c, f, flags->path, err, err_len))
 			goto out_free;
 	}
+	/*
+	 * The flags alone passed sampler_opts__check; with the file's values
+	 * validate() checks them, an error that must not end a reload.
+	 */
+	c->sampling.defer_check = true;
 	if (parse_flags(c, argc, argv)) {
 		snprintf(err, err_len, "cannot parse the command line");
 		goto out_free;
@@ -778,11 +819,11 @@ out_free:
 
 bool agent_config__same_sampling(const struct agent_config *a, const struct agent_config *b)
 {
-	const struct sampling_args *x = &a->sampling, *y = &b->sampling;
+	const struct sampler_opts *x = &a->sampling.opts, *y = &b->sampling.opts;
 
 	return x->freq_hz == y->freq_hz && x->filter_mode == y->filter_mode &&
 	       x->pid_count == y->pid_count &&
-	       !memcmp(x->pids, y->pids, x->pid_count * sizeof(x->pids[0])) &&
+	       !memcmp(a->sampling.pids, b->sampling.pids, x->pid_count * sizeof(x->pids[0])) &&
 	       !strcmp(x->cgroup_path ? x->cgroup_path : "",
 		       y->cgroup_path ? y->cgroup_path : "") &&
 	       x->read_labels == y->read_labels && x->kernel_stacks == y->kernel_stacks &&

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "labelprof.h"
+#include "lib/compiler.h"
 
 enum {
 	OPT_CGROUP = 0x1000,
@@ -21,77 +23,120 @@ enum {
 	OPT_RINGBUF,
 };
 
+/*
+ * The bounds and defaults printed are the ones sampler_opts__check applies
+ * (clang-format would split the strings at the numbers).
+ */
+#define STR(x) __stringify(x)
+/* clang-format off */
+static const char freq_doc[] = "Samples per second per CPU, 1 .. " STR(SAMPLER_MAX_FREQ_HZ)
+	" (default " STR(SAMPLER_DEFAULT_FREQ_HZ) "; agent: " STR(SAMPLER_AGENT_FREQ_HZ) ")";
+static const char max_labels_doc[] = "Labels read per sample, 1 .. " STR(LP_MAX_LABELS)
+	" (default " STR(LP_DEFAULT_MAX_LABELS) "); labels x (4 + key + value) <= "
+	STR(LP_MAX_LABEL_BYTES);
+static const char max_key_doc[] = "Key bytes read per label, 1 .. " STR(LP_MAX_KEY_LEN)
+	" (default " STR(LP_DEFAULT_MAX_KEY_LEN) ")";
+static const char max_value_doc[] = "Value bytes read per label, 1 .. " STR(LP_MAX_VALUE_LEN)
+	" (default " STR(LP_DEFAULT_MAX_VALUE_LEN) ")";
+static const char ringbuf_doc[] = "Ring buffer bytes, " STR(SAMPLER_MIN_RINGBUF_BYTES)
+	" .. " STR(SAMPLER_MAX_RINGBUF_MIB) " MiB, rounded up to a power of two (default 0: 2 s of "
+	"samples at the frequency, " STR(SAMPLER_RINGBUF_MIN_MIB) " .. "
+	STR(SAMPLER_RINGBUF_MAX_MIB) " MiB)";
+/* clang-format on */
+
 static const struct argp_option sampling_options[] = {
 	{"all", 'a', NULL, 0, "Sample every process on every CPU (the default)", 0},
 	{"pid", 'p', "PID[,PID...]", 0, "Sample only these processes", 0},
 	{"cgroup", OPT_CGROUP, "PATH", 0, "Sample only processes in this cgroup v2 directory", 0},
-	{"freq", 'F', "HZ", 0, "Samples per second per CPU (default 99; agent: 19)", 0},
+	{"freq", 'F', "HZ", 0, freq_doc, 0},
 	{"no-labels", OPT_NO_LABELS, NULL, 0, "Do not read labels (stacks only)", 0},
 	{"no-kernel-stacks", OPT_NO_KERNEL, NULL, 0, "Do not collect kernel stacks", 0},
-	{"max-labels", OPT_MAX_LABELS, "N", 0, "Labels read per sample (default 16)", 0},
-	{"max-key-len", OPT_MAX_KEY, "BYTES", 0, "Key bytes read per label (default 128)", 0},
-	{"max-value-len", OPT_MAX_VALUE, "BYTES", 0, "Value bytes read per label (default 256)", 0},
-	{"ringbuf-size", OPT_RINGBUF, "BYTES", 0,
-	 "Ring buffer size (default: 2 s of samples at the frequency, 1 .. 64 MiB)", 0},
+	{"max-labels", OPT_MAX_LABELS, "N", 0, max_labels_doc, 0},
+	{"max-key-len", OPT_MAX_KEY, "BYTES", 0, max_key_doc, 0},
+	{"max-value-len", OPT_MAX_VALUE, "BYTES", 0, max_value_doc, 0},
+	{"ringbuf-size", OPT_RINGBUF, "BYTES", 0, ringbuf_doc, 0},
 	{"verbose", 'v', NULL, 0, "Say more, including libbpf's messages", 0},
 	{},
 };
 
+/*
+ * A number for flag into *v; the bounds are sampler_opts__check's, once every
+ * flag is read. Past UINT_MAX is kept as UINT_MAX: still out of bounds.
+ */
+static void parse_uint_arg(struct argp_state *state, const char *flag, const char *arg,
+			   unsigned int *v)
+{
+	unsigned long long n;
+
+	if (cli_parse_uint(arg, ULLONG_MAX, &n))
+		argp_error(state, "%s: invalid number '%s'", flag, arg);
+	*v = n > UINT_MAX ? UINT_MAX : n;
+}
+
 static error_t parse_sampling_opt(int key, char *arg, struct argp_state *state)
 {
 	struct sampling_args *args = state->input;
+	struct sampler_opts *o = &args->opts;
+	enum sampler_opt bad;
 	unsigned long long v;
-	char *tok, *save = NULL;
+	char *tok, *save = NULL, why[160];
 
 	switch (key) {
+	case ARGP_KEY_INIT:
+		o->pids = args->pids;
+		break;
 	case 'a':
-		args->filter_mode = LP_FILTER_ALL;
+		o->filter_mode = LP_FILTER_ALL;
 		args->all = true;
 		break;
 	case 'p':
-		args->filter_mode = LP_FILTER_PIDS;
+		o->filter_mode = LP_FILTER_PIDS;
 		for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 			if (cli_parse_uint(tok, INT_MAX, &v) || !v)
 				argp_error(state, "invalid pid '%s'", tok);
-			if (args->pid_count == CLI_MAX_PIDS)
+			if (o->pid_count == CLI_MAX_PIDS)
 				argp_error(state, "at most %d pids", CLI_MAX_PIDS);
-			args->pids[args->pid_count++] = v;
+			args->pids[o->pid_count++] = v;
 		}
 		break;
 	case OPT_CGROUP:
-		args->filter_mode = LP_FILTER_CGROUP;
-		args->cgroup_path = arg;
+		o->filter_mode = LP_FILTER_CGROUP;
+		o->cgroup_path = arg;
 		break;
 	case 'F':
-		if (cli_parse_uint(arg, 100000, &v) || !v)
-			argp_error(state, "invalid frequency '%s' (1..100000 Hz)", arg);
-		args->freq_hz = v;
+		parse_uint_arg(state, sampler_opt__flag(SAMPLER_OPT_FREQ), arg, &o->freq_hz);
 		break;
 	case OPT_NO_LABELS:
-		args->read_labels = false;
+		o->read_labels = false;
 		break;
 	case OPT_NO_KERNEL:
-		args->kernel_stacks = false;
+		o->kernel_stacks = false;
 		break;
 	case OPT_MAX_LABELS:
+		parse_uint_arg(state, sampler_opt__flag(SAMPLER_OPT_MAX_LABELS), arg,
+			       &o->max_labels);
+		break;
 	case OPT_MAX_KEY:
+		parse_uint_arg(state, sampler_opt__flag(SAMPLER_OPT_MAX_KEY_LEN), arg,
+			       &o->max_key_len);
+		break;
 	case OPT_MAX_VALUE:
-		if (cli_parse_uint(arg, LP_MAX_VALUE_LEN, &v) || !v)
-			argp_error(state, "invalid limit '%s'", arg);
-		if (key == OPT_MAX_LABELS)
-			args->max_labels = v;
-		else if (key == OPT_MAX_KEY)
-			args->max_key_len = v;
-		else
-			args->max_value_len = v;
+		parse_uint_arg(state, sampler_opt__flag(SAMPLER_OPT_MAX_VALUE_LEN), arg,
+			       &o->max_value_len);
 		break;
 	case OPT_RINGBUF:
-		if (cli_parse_uint(arg, 1ull << 30, &v) || v < 4096)
-			argp_error(state, "invalid ring buffer size '%s' (4096 .. 1 GiB)", arg);
-		args->ringbuf_bytes = v;
+		if (cli_parse_uint(arg, SIZE_MAX, &v))
+			argp_error(state, "%s: invalid number '%s'",
+				   sampler_opt__flag(SAMPLER_OPT_RINGBUF), arg);
+		o->ringbuf_bytes = v;
 		break;
 	case 'v':
-		args->verbose = true;
+		o->verbose = true;
+		break;
+	case ARGP_KEY_END:
+		/* at the end: the label limits are bounded together */
+		if (!args->defer_check && sampler_opts__check(o, &bad, why, sizeof(why)))
+			argp_error(state, "%s: %s", sampler_opt__flag(bad), why);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -104,37 +149,18 @@ const struct argp sampling_argp = {
 	.parser = parse_sampling_opt,
 };
 
-void sampling_args__sampler_opts(const struct sampling_args *args, struct sampler_opts *so)
-{
-	*so = (struct sampler_opts){
-		.freq_hz = args->freq_hz,
-		.filter_mode = args->filter_mode,
-		.pids = args->pids,
-		.pid_count = args->pid_count,
-		.cgroup_path = args->cgroup_path,
-		.read_labels = args->read_labels,
-		.kernel_stacks = args->kernel_stacks,
-		.user_stacks = true,
-		.max_labels = args->max_labels,
-		.max_key_len = args->max_key_len,
-		.max_value_len = args->max_value_len,
-		.ringbuf_bytes = args->ringbuf_bytes,
-		.verbose = args->verbose,
-	};
-}
-
 int sampling_args__check_targets(const struct sampling_args *args)
 {
 	size_t i;
 
-	for (i = 0; i < args->pid_count; i++) {
+	for (i = 0; i < args->opts.pid_count; i++) {
 		if (!cli_process_alive(args->pids[i])) {
 			fprintf(stderr, "labelprof: no such process: %d\n", args->pids[i]);
 			return -ESRCH;
 		}
 	}
-	if (args->cgroup_path && access(args->cgroup_path, F_OK)) {
-		fprintf(stderr, "labelprof: cgroup not found: %s: %s\n", args->cgroup_path,
+	if (args->opts.cgroup_path && access(args->opts.cgroup_path, F_OK)) {
+		fprintf(stderr, "labelprof: cgroup not found: %s: %s\n", args->opts.cgroup_path,
 			strerror(errno));
 		return -ENOENT;
 	}
@@ -145,7 +171,7 @@ bool sampling_args__any_alive(const struct sampling_args *args)
 {
 	size_t i;
 
-	for (i = 0; i < args->pid_count; i++)
+	for (i = 0; i < args->opts.pid_count; i++)
 		if (cli_process_alive(args->pids[i]))
 			return true;
 	return false;

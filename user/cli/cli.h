@@ -16,30 +16,20 @@
 
 /* What to sample and how: the options every sampling command shares. */
 struct sampling_args {
-	unsigned int freq_hz; /* set the command's default before parsing */
-	enum lp_filter_mode filter_mode;
-	pid_t pids[CLI_MAX_PIDS];
-	size_t pid_count;
-	const char *cgroup_path;
-	bool all; /* -a given */
-	bool read_labels;
-	bool kernel_stacks;
-	unsigned int max_labels;
-	unsigned int max_key_len;
-	unsigned int max_value_len;
-	size_t ringbuf_bytes;
-	bool verbose;
+	struct sampler_opts opts; /* SAMPLER_OPTS_INIT(the command's frequency) before parsing */
+	pid_t pids[CLI_MAX_PIDS]; /* -p; parsing points opts.pids here */
+	bool all;		  /* -a given */
+	/* the caller runs sampler_opts__check itself (the agent: once its file is read) */
+	bool defer_check;
 };
 
 /*
  * The argp parser of struct sampling_args, to include as a child
  * (struct argp_child) whose input the parent sets in ARGP_KEY_INIT:
- * state->child_inputs[i] = &args.
+ * state->child_inputs[i] = &args. Once every flag is read, a value out of
+ * the sampler's bounds (sampler_opts__check) is a usage error naming its flag.
  */
 extern const struct argp sampling_argp;
-
-/* sampler options from args (pids point into args). */
-void sampling_args__sampler_opts(const struct sampling_args *args, struct sampler_opts *so);
 
 /*
  * Before sampling: refuses -p pids that do not run (cli_process_alive) and a

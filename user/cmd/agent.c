@@ -189,7 +189,7 @@ static void finish_interval(struct agent *a)
 	struct lp_counters at_start = a->counters_at_start, delta;
 	size_t seen = a->entries_seen, i;
 	struct symprof_build_opts bo = {
-		.frequency_hz = a->cfg->sampling.freq_hz,
+		.frequency_hz = a->cfg->sampling.opts.freq_hz,
 		.start_time_unix_ns = start_unix_ns,
 		.counters = &delta,
 	};
@@ -247,11 +247,9 @@ out_free:
 
 static struct session *open_session(const struct agent_config *c, char *err, size_t err_len)
 {
-	struct sampler_opts so;
 	struct session *s;
 
-	sampling_args__sampler_opts(&c->sampling, &so);
-	s = session__open(&so, c->max_profile_bytes, err, err_len);
+	s = session__open(&c->sampling.opts, c->max_profile_bytes, err, err_len);
 	if (s && session__start(s, err, err_len)) {
 		session__close(s);
 		return NULL;
@@ -369,7 +367,7 @@ static void reload(struct agent *a, int argc, char **argv)
 		session__close(a->session);
 		a->session = st.session;
 		start_interval(a);
-		agent_log(LOG_NOTICE, "sampling at %u Hz from now on", c->sampling.freq_hz);
+		agent_log(LOG_NOTICE, "sampling at %u Hz from now on", c->sampling.opts.freq_hz);
 	}
 	if (st.metrics_changed) {
 		metrics_server__stop(a->metrics);
@@ -392,7 +390,7 @@ static void describe(const struct agent *a)
 	const struct agent_config *c = a->cfg;
 
 	agent_log(LOG_INFO, "sampling %d CPUs at %u Hz, one profile every %.3g s to %s%s%s",
-		  sampler__cpu_count(a->session->sampler), c->sampling.freq_hz,
+		  sampler__cpu_count(a->session->sampler), c->sampling.opts.freq_hz,
 		  c->interval_ns / 1e9, c->output_dir ? c->output_dir : "",
 		  c->output_dir && c->otlp_url ? " and " : "", c->otlp_url ? c->otlp_url : "");
 }
@@ -496,7 +494,7 @@ int cmd_agent(int argc, char **argv)
 		a.watchdog_ns = usec * 1000;
 	describe(&a);
 	sd_notifyf(0, "READY=1\nSTATUS=sampling %d CPUs at %u Hz",
-		   sampler__cpu_count(a.session->sampler), a.cfg->sampling.freq_hz);
+		   sampler__cpu_count(a.session->sampler), a.cfg->sampling.opts.freq_hz);
 
 	ret = run(&a, argc, argv);
 

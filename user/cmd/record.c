@@ -61,7 +61,7 @@ static error_t parse_record_opt(int key, char *arg, struct argp_state *state)
 		env->command = state->argv + state->next;
 		break;
 	case ARGP_KEY_END:
-		if (env->command && env->sampling.filter_mode != LP_FILTER_ALL)
+		if (env->command && env->sampling.opts.filter_mode != LP_FILTER_ALL)
 			argp_error(state, "a command cannot be combined with -p or --cgroup");
 		break;
 	default:
@@ -171,7 +171,7 @@ static int write_profile(const struct record_env *env, struct session *s, FILE *
 			 const struct lp_counters *c, __u64 start_unix_ns, __u64 duration_ns)
 {
 	struct symprof_build_opts bo = {
-		.frequency_hz = env->sampling.freq_hz,
+		.frequency_hz = env->sampling.opts.freq_hz,
 		.start_time_unix_ns = start_unix_ns,
 		.duration_ns = duration_ns,
 		.counters = c,
@@ -189,7 +189,7 @@ static int write_profile(const struct record_env *env, struct session *s, FILE *
 int cmd_record(int argc, char **argv)
 {
 	static struct record_env env = {
-		.sampling = {.freq_hz = 99, .read_labels = true, .kernel_stacks = true},
+		.sampling = {.opts = SAMPLER_OPTS_INIT(SAMPLER_DEFAULT_FREQ_HZ)},
 	};
 	static const struct argp_child children[] = {
 		{&sampling_argp, 0, "What to sample:", 1},
@@ -205,7 +205,6 @@ int cmd_record(int argc, char **argv)
 		.children = children,
 	};
 	struct sampling_args *args = &env.sampling;
-	struct sampler_opts so;
 	struct session *s = NULL;
 	struct output_file of = {};
 	struct lp_counters counters = {};
@@ -240,14 +239,13 @@ int cmd_record(int argc, char **argv)
 			goto out_abort;
 		}
 		if (!args->all) {
-			args->filter_mode = LP_FILTER_PIDS;
-			args->pids[args->pid_count++] = child;
+			args->opts.filter_mode = LP_FILTER_PIDS;
+			args->pids[args->opts.pid_count++] = child;
 		}
 	}
 
-	sampling_args__sampler_opts(args, &so);
-	so.follow_children = env.command && !args->all;
-	s = session__open(&so, 0, errbuf, sizeof(errbuf));
+	args->opts.follow_children = env.command && !args->all;
+	s = session__open(&args->opts, 0, errbuf, sizeof(errbuf));
 	if (!s || session__start(s, errbuf, sizeof(errbuf))) {
 		fprintf(stderr, "labelprof: %s\n", errbuf);
 		goto out_free;
@@ -258,7 +256,7 @@ int cmd_record(int argc, char **argv)
 	start_ns = now_ns(CLOCK_MONOTONIC);
 	start_unix_ns = now_ns(CLOCK_REALTIME);
 	fprintf(stderr, "labelprof: sampling %d CPUs at %u Hz%s\n", sampler__cpu_count(s->sampler),
-		args->freq_hz, env.duration_s || env.command ? "" : ", Ctrl-C to stop");
+		args->opts.freq_hz, env.duration_s || env.command ? "" : ", Ctrl-C to stop");
 	if (go_fd >= 0) {
 		err = release_command(go_fd, exec_err_fd);
 		go_fd = -1;
@@ -289,7 +287,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		}
 		/* -p: stop when the targets are gone (zombies included: no exit event then) */
-		if (args->pid_count && !env.command &&
+		if (args->opts.pid_count && !env.command &&
 		    (s->target_exited || now - last_check_ns >= 1000000000ull)) {
 			s->target_exited = false;
 			last_check_ns = now;

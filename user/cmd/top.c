@@ -364,7 +364,7 @@ static int view_keys(struct top_state *st, const struct symprof *sp, const struc
 static int refresh(struct top_state *st)
 {
 	const struct top_env *env = st->env;
-	struct symprof_build_opts bo = {.frequency_hz = env->sampling.freq_hz};
+	struct symprof_build_opts bo = {.frequency_hz = env->sampling.opts.freq_hz};
 	struct top_view view;
 	struct lp_counters c;
 	const struct top_key *keys;
@@ -422,9 +422,9 @@ static bool targets_gone(struct session *s, const struct sampling_args *args)
 	bool exited = s->target_exited;
 
 	s->target_exited = false;
-	if (!args->pid_count)
+	if (!args->opts.pid_count)
 		return false;
-	if (args->pid_count == 1 && exited)
+	if (args->opts.pid_count == 1 && exited)
 		return true;
 	return !sampling_args__any_alive(args);
 }
@@ -503,7 +503,7 @@ out_write:
 int cmd_top(int argc, char **argv)
 {
 	static struct top_env env = {
-		.sampling = {.freq_hz = 99, .read_labels = true, .kernel_stacks = true},
+		.sampling = {.opts = SAMPLER_OPTS_INIT(SAMPLER_DEFAULT_FREQ_HZ)},
 		.interval_s = 1,
 	};
 	static const struct argp_child children[] = {
@@ -521,7 +521,6 @@ int cmd_top(int argc, char **argv)
 	};
 	struct top_state st = {.env = &env};
 	const char *no_color = getenv("NO_COLOR");
-	struct sampler_opts so;
 	struct sym_frame warm;
 	char errbuf[512];
 	int err;
@@ -536,16 +535,15 @@ int cmd_top(int argc, char **argv)
 		return 1;
 	st.tty = isatty(STDOUT_FILENO);
 	st.color = st.tty && !(no_color && *no_color);
-	st.status.freq_hz = env.sampling.freq_hz;
+	st.status.freq_hz = env.sampling.opts.freq_hz;
 	st.status.cumulative = env.cumulative;
 
-	sampling_args__sampler_opts(&env.sampling, &so);
-	st.s = session__open(&so, 0, errbuf, sizeof(errbuf));
+	st.s = session__open(&env.sampling.opts, 0, errbuf, sizeof(errbuf));
 	/*
 	 * Kernel symbols take a second or more to load: load them before sampling
 	 * starts, so that the first refresh comes on time and covers one interval.
 	 */
-	if (st.s && env.sampling.kernel_stacks)
+	if (st.s && env.sampling.opts.kernel_stacks)
 		symbolizer__resolve_kernel(st.s->symbolizer, 0, 0, &warm);
 	if (!st.s || session__start(st.s, errbuf, sizeof(errbuf))) {
 		fprintf(stderr, "labelprof: %s\n", errbuf);
@@ -555,7 +553,7 @@ int cmd_top(int argc, char **argv)
 	/* handlers first: a signal must find the terminal state it may have to undo */
 	install_signals(st.tty);
 	fprintf(stderr, "labelprof: sampling %d CPUs at %u Hz\n", sampler__cpu_count(st.s->sampler),
-		env.sampling.freq_hz);
+		env.sampling.opts.freq_hz);
 
 	err = run(&st, errbuf, sizeof(errbuf));
 	term_restore();

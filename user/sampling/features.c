@@ -113,18 +113,14 @@ static int count_record(void *ctx, const void *data, size_t size)
 static void set_sampler(struct feature *x, bool verbose)
 {
 	pid_t self = getpid();
-	struct sampler_opts o = {
-		.freq_hz = 1,
-		.filter_mode = LP_FILTER_PIDS,
-		.pids = &self,
-		.pid_count = 1,
-		.read_labels = true,
-		.kernel_stacks = true,
-		.user_stacks = true,
-		.verbose = verbose,
-	};
+	struct sampler_opts o = SAMPLER_OPTS_INIT(1);
 	struct sampler *s;
 	char err[512];
+
+	o.filter_mode = LP_FILTER_PIDS;
+	o.pids = &self;
+	o.pid_count = 1;
+	o.verbose = verbose;
 
 	s = sampler__open(&o, ignore_record, NULL, err, sizeof(err));
 	if (!s) {
@@ -199,8 +195,8 @@ void features__probe(struct features *f, bool verbose)
 	} else if (btf->state == FEATURE_YES) {
 		set(priv, true, "%s", "");
 		set_probe(ringbuf, libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL));
-		set_probe(loop, libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop,
-							NULL));
+		set_probe(loop,
+			  libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL));
 		set_cpu_clock(clock);
 	}
 	if (ringbuf->state == FEATURE_YES && loop->state == FEATURE_YES &&

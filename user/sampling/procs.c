@@ -227,7 +227,7 @@ struct procs *procs__new(struct sampler *s, unsigned int max_processes, bool ver
 
 	if (!p)
 		return NULL;
-	p->max = max_processes ? max_processes : 65536;
+	p->max = max_processes ? max_processes : SAMPLER_DEFAULT_MAX_PROCESSES;
 	while (cap < 2 * p->max)
 		cap <<= 1;
 	p->slots = calloc(cap, sizeof(*p->slots));

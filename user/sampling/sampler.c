@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "labelprof.skel.h"
+#include "lib/compiler.h"
 #include "sampling/sampler.h"
 
 /*
@@ -21,11 +22,10 @@
  * profile. Its pages are mapped twice (the wrap-around), and count twice in
  * RSS once written, so it is no larger than the rate needs.
  */
-#define RINGBUF_SAMPLE	      2048u
-#define RINGBUF_SECONDS	      2u
-#define RINGBUF_MIN_BYTES     (1u << 20)
-#define RINGBUF_MAX_BYTES     (64u << 20)
-#define DEFAULT_MAX_PROCESSES 65536
+#define RINGBUF_SAMPLE	  2048u
+#define RINGBUF_SECONDS	  2u
+#define RINGBUF_MIN_BYTES ((size_t)SAMPLER_RINGBUF_MIN_MIB << 20)
+#define RINGBUF_MAX_BYTES ((size_t)SAMPLER_RINGBUF_MAX_MIB << 20)
 /* What sampler__read_threads accepts from its iterator: a record per thread. */
 #define READ_THREADS_MAX_BYTES (256u << 20)
 
@@ -133,25 +133,76 @@ static size_t default_ringbuf_bytes(const struct sampler *s, const struct sample
 				       : v;
 }
 
-static int configure(struct sampler *s, const struct sampler_opts *o, char *err, size_t err_len)
-{
-	struct labelprof_bpf *skel = s->skel;
-	unsigned int labels = o->max_labels ? o->max_labels : LP_DEFAULT_MAX_LABELS;
-	unsigned int klen = o->max_key_len ? o->max_key_len : LP_DEFAULT_MAX_KEY_LEN;
-	unsigned int vlen = o->max_value_len ? o->max_value_len : LP_DEFAULT_MAX_VALUE_LEN;
-	size_t label_bytes = (size_t)labels * (sizeof(struct lp_label_hdr) + klen + vlen);
+static const char *const opt_flags[] = {
+	[SAMPLER_OPT_FREQ] = "--freq",
+	[SAMPLER_OPT_MAX_LABELS] = "--max-labels",
+	[SAMPLER_OPT_MAX_KEY_LEN] = "--max-key-len",
+	[SAMPLER_OPT_MAX_VALUE_LEN] = "--max-value-len",
+	[SAMPLER_OPT_RINGBUF] = "--ringbuf-size",
+};
 
-	if (labels > LP_MAX_LABELS || klen > LP_MAX_KEY_LEN || vlen > LP_MAX_VALUE_LEN ||
-	    label_bytes > LP_MAX_LABEL_BYTES) {
+const char *sampler_opt__flag(enum sampler_opt opt)
+{
+	return opt_flags[opt];
+}
+
+int sampler_opts__check(const struct sampler_opts *o, enum sampler_opt *bad, char *err,
+			size_t err_len)
+{
+	const struct {
+		enum sampler_opt opt;
+		unsigned long long v, min, max;
+	} bounds[] = {
+		{SAMPLER_OPT_FREQ, o->freq_hz, 1, SAMPLER_MAX_FREQ_HZ},
+		{SAMPLER_OPT_MAX_LABELS, o->max_labels, 1, LP_MAX_LABELS},
+		{SAMPLER_OPT_MAX_KEY_LEN, o->max_key_len, 1, LP_MAX_KEY_LEN},
+		{SAMPLER_OPT_MAX_VALUE_LEN, o->max_value_len, 1, LP_MAX_VALUE_LEN},
+		/* 0 stands for the size the frequency needs */
+		{SAMPLER_OPT_RINGBUF,
+		 o->ringbuf_bytes ? o->ringbuf_bytes : SAMPLER_MIN_RINGBUF_BYTES,
+		 SAMPLER_MIN_RINGBUF_BYTES, (unsigned long long)SAMPLER_MAX_RINGBUF_MIB << 20},
+	};
+	size_t i, label_bytes;
+
+	for (i = 0; i < ARRAY_SIZE(bounds); i++) {
+		*bad = bounds[i].opt;
+		if (bounds[i].v < bounds[i].min) {
+			set_err(err, err_len, "at least %llu", bounds[i].min);
+			return -EINVAL;
+		}
+		if (bounds[i].v > bounds[i].max) {
+			set_err(err, err_len, "at most %llu", bounds[i].max);
+			return -EINVAL;
+		}
+	}
+	/* the per-CPU scratch buffer the BPF program builds a sample in bounds the labels too */
+	label_bytes = (size_t)o->max_labels *
+		      (sizeof(struct lp_label_hdr) + o->max_key_len + o->max_value_len);
+	if (label_bytes > LP_MAX_LABEL_BYTES) {
+		/* the limit moved from its default is the one to blame, the value's first */
+		*bad = o->max_value_len != LP_DEFAULT_MAX_VALUE_LEN ? SAMPLER_OPT_MAX_VALUE_LEN
+		       : o->max_key_len != LP_DEFAULT_MAX_KEY_LEN   ? SAMPLER_OPT_MAX_KEY_LEN
+								    : SAMPLER_OPT_MAX_LABELS;
 		set_err(err, err_len,
-			"label limits too large: at most %d labels, %d-byte keys, %d-byte values, "
-			"and labels x (4 + key + value) <= %d bytes",
-			LP_MAX_LABELS, LP_MAX_KEY_LEN, LP_MAX_VALUE_LEN, LP_MAX_LABEL_BYTES);
+			"labels x (4 + key + value) must be at most %d bytes: %u x (4 + %u + %u) "
+			"is %zu",
+			LP_MAX_LABEL_BYTES, o->max_labels, o->max_key_len, o->max_value_len,
+			label_bytes);
 		return -EINVAL;
 	}
-	skel->rodata->max_labels = labels;
-	skel->rodata->max_key_len = klen;
-	skel->rodata->max_value_len = vlen;
+	*bad = SAMPLER_OPT_NONE;
+	return 0;
+}
+
+static void configure(struct sampler *s, const struct sampler_opts *o)
+{
+	struct labelprof_bpf *skel = s->skel;
+	unsigned int max_processes =
+		o->max_processes ? o->max_processes : SAMPLER_DEFAULT_MAX_PROCESSES;
+
+	skel->rodata->max_labels = o->max_labels;
+	skel->rodata->max_key_len = o->max_key_len;
+	skel->rodata->max_value_len = o->max_value_len;
 	skel->rodata->read_labels = o->read_labels;
 	skel->rodata->kernel_stacks = o->kernel_stacks;
 	skel->rodata->user_stacks = o->user_stacks;
@@ -160,17 +211,14 @@ static int configure(struct sampler *s, const struct sampler_opts *o, char *err,
 	skel->rodata->stack_depth = stack_depth();
 
 	bpf_map__set_max_entries(skel->maps.scratch, s->ncpus);
-	bpf_map__set_max_entries(skel->maps.recipes,
-				 o->max_processes ? o->max_processes : DEFAULT_MAX_PROCESSES);
-	bpf_map__set_max_entries(skel->maps.execs,
-				 o->max_processes ? o->max_processes : DEFAULT_MAX_PROCESSES);
+	bpf_map__set_max_entries(skel->maps.recipes, max_processes);
+	bpf_map__set_max_entries(skel->maps.execs, max_processes);
 	bpf_map__set_max_entries(
 		skel->maps.events,
 		round_pow2(o->ringbuf_bytes ? o->ringbuf_bytes : default_ringbuf_bytes(s, o)));
 	if (o->filter_mode == LP_FILTER_PIDS)
 		bpf_map__set_max_entries(skel->maps.pid_filter,
 					 o->pid_count + (o->follow_children ? 4096 : 16));
-	return 0;
 }
 
 static int open_cgroup(struct sampler *s, const char *path, char *err, size_t err_len)
@@ -258,17 +306,19 @@ int sampler__check_system(char *err, size_t err_len)
 struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn, void *ctx,
 			      char *err, size_t err_len)
 {
+	enum sampler_opt bad;
 	struct sampler *s;
+	char why[160];
 	size_t i;
 	__u8 one = 1;
 	int e;
 
-	if (sampler__check_system(err, err_len))
-		return NULL;
-	if (!o->freq_hz || o->freq_hz > 100000) {
-		set_err(err, err_len, "sampling frequency must be 1..100000 Hz");
+	if (sampler_opts__check(o, &bad, why, sizeof(why))) {
+		set_err(err, err_len, "%s: %s", sampler_opt__flag(bad), why);
 		return NULL;
 	}
+	if (sampler__check_system(err, err_len))
+		return NULL;
 
 	s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -300,8 +350,7 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 		set_err(err, err_len, "cannot open the BPF object: %s", strerror(errno));
 		goto out_free;
 	}
-	if (configure(s, o, err, err_len))
-		goto out_close;
+	configure(s, o);
 	/* the task iterator is for sampler__read_threads only */
 	bpf_program__set_autoload(s->skel->progs.read_threads, false);
 	e = labelprof_bpf__load(s->skel);

@@ -8,6 +8,31 @@
 #include <sys/types.h>
 #include "labelprof.h"
 
+/*
+ * Limits of the options beside bpf/labelprof.h's LP_MAX_* and LP_DEFAULT_*.
+ * Plain numbers, so that help texts can print them (__stringify).
+ */
+#define SAMPLER_MAX_FREQ_HZ	  100000
+#define SAMPLER_DEFAULT_FREQ_HZ	  99
+#define SAMPLER_AGENT_FREQ_HZ	  19 /* the agent's default: it samples all day */
+#define SAMPLER_MIN_RINGBUF_BYTES 4096
+#define SAMPLER_MAX_RINGBUF_MIB	  1024
+/* The default ring buffer's size is bounded by these (sampler.c says why). */
+#define SAMPLER_RINGBUF_MIN_MIB	      1
+#define SAMPLER_RINGBUF_MAX_MIB	      64
+#define SAMPLER_DEFAULT_MAX_PROCESSES 65536
+
+/* Options with bounds, for errors to name (sampler_opt__flag). */
+enum sampler_opt {
+	SAMPLER_OPT_NONE,
+	SAMPLER_OPT_FREQ,
+	SAMPLER_OPT_MAX_LABELS,
+	SAMPLER_OPT_MAX_KEY_LEN,
+	SAMPLER_OPT_MAX_VALUE_LEN,
+	SAMPLER_OPT_RINGBUF,
+};
+
+/* What to sample and how; start from SAMPLER_OPTS_INIT, check with sampler_opts__check. */
 struct sampler_opts {
 	unsigned int freq_hz; /* samples per second per CPU */
 	enum lp_filter_mode filter_mode;
@@ -18,13 +43,32 @@ struct sampler_opts {
 	bool read_labels;
 	bool kernel_stacks;
 	bool user_stacks;
-	unsigned int max_labels; /* 0: defaults */
+	unsigned int max_labels;
 	unsigned int max_key_len;
 	unsigned int max_value_len;
-	size_t ringbuf_bytes;	    /* 0: default, rounded up to a power of two */
-	unsigned int max_processes; /* 0: 65536 */
+	size_t ringbuf_bytes;	    /* 0: sized from the frequency; rounded up to a power of two */
+	unsigned int max_processes; /* 0: SAMPLER_DEFAULT_MAX_PROCESSES */
 	bool verbose;		    /* libbpf's own messages */
 };
+
+/* Every process, labels and both stacks, the default label limits. */
+#define SAMPLER_OPTS_INIT(hz)                                                                      \
+	{                                                                                          \
+		.freq_hz = (hz), .read_labels = true, .kernel_stacks = true, .user_stacks = true,  \
+		.max_labels = LP_DEFAULT_MAX_LABELS, .max_key_len = LP_DEFAULT_MAX_KEY_LEN,        \
+		.max_value_len = LP_DEFAULT_MAX_VALUE_LEN,                                         \
+	}
+
+/*
+ * The one check of the options against the sampler's limits: frequency,
+ * label limits (each, and labels x (4 + key + value) <= LP_MAX_LABEL_BYTES),
+ * ring buffer size. Returns 0, or -EINVAL with the option at fault in *bad
+ * and what is wrong with it in err ("at most 64"), for the caller to name.
+ */
+int sampler_opts__check(const struct sampler_opts *o, enum sampler_opt *bad, char *err,
+			size_t err_len);
+/* The command-line flag of an option sampler_opts__check named: "--max-labels". */
+const char *sampler_opt__flag(enum sampler_opt opt);
 
 /* Called for every ring-buffer record (a struct lp_event_hdr first). */
 typedef int (*sampler_event_fn)(void *ctx, const void *data, size_t size);
