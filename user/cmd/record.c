@@ -212,18 +212,12 @@ int cmd_record(int argc, char **argv)
 		return 2;
 	if (output_args__check(&env.output))
 		return 2;
-	err = output_file__open(&of, env.output.path);
-	if (err) {
-		fprintf(stderr, "labelprof: cannot write %s: %s\n", env.output.path,
-			strerror(-err));
-		return 1;
-	}
 	if (env.command) {
 		child = start_command(env.command, &go_fd, &exec_err_fd);
 		if (child < 0) {
 			fprintf(stderr, "labelprof: cannot start %s: %s\n", env.command[0],
 				strerror(errno));
-			goto out_abort;
+			return 1;
 		}
 		if (!args->all) {
 			args->filter_mode = LP_FILTER_PIDS;
@@ -236,6 +230,13 @@ int cmd_record(int argc, char **argv)
 	s = session__begin(&so, NULL, errbuf, sizeof(errbuf));
 	if (!s) {
 		fprintf(stderr, "labelprof: %s\n", errbuf);
+		goto out_free;
+	}
+	/* after session__begin: what it refuses (privileges) says more than an unwritable path */
+	err = output_file__open(&of, env.output.path);
+	if (err) {
+		fprintf(stderr, "labelprof: cannot write %s: %s\n", env.output.path,
+			strerror(-err));
 		goto out_free;
 	}
 	start_ns = now_ns(CLOCK_MONOTONIC);
@@ -304,7 +305,6 @@ out_free:
 		kill(child, SIGTERM);
 		waitpid(child, &status, 0);
 	}
-out_abort:
 	output_file__abort(&of);
 	return ret;
 }
