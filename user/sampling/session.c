@@ -73,6 +73,7 @@ static void install_stop_signals(const int *more)
 		sigaction(*more, &sa, NULL);
 }
 
+/* The pids must run and be processes, the cgroup exist: 0, or -errno with a message in err. */
 static int check_targets(const struct sampler_opts *o, char *err, size_t err_len)
 {
 	pid_t tgid;
@@ -102,17 +103,17 @@ struct session *session__begin(const struct sampler_opts *sampler, const struct 
 			       char *err, size_t err_len)
 {
 	static const struct session_opts defaults;
-	struct session *s;
+	struct session *s = NULL;
 	struct sym_frame f;
 
 	if (!opts)
 		opts = &defaults;
 	if (sampler__check_system(err, err_len) || check_targets(sampler, err, err_len))
-		return NULL;
+		goto out_close;
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(err, err_len, "out of memory");
-		return NULL;
+		goto out_close;
 	}
 	s->profile_max_bytes = opts->profile_max_bytes;
 	if (sampler->filter_mode == LP_FILTER_PIDS) {
