@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 
 #include "addr2line.h"
 #include "symbolize/dwarf.h"
+#include "symbolize/symbols.h" /* SYM_MAX_LINES */
 
 /*
  * Each "@name" comment marks a line the tests look up by name: where the

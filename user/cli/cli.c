@@ -149,24 +149,6 @@ const struct argp sampling_argp = {
 	.parser = parse_sampling_opt,
 };
 
-int sampling_args__check_targets(const struct sampling_args *args)
-{
-	size_t i;
-
-	for (i = 0; i < args->opts.pid_count; i++) {
-		if (!cli_process_alive(args->pids[i])) {
-			fprintf(stderr, "labelprof: no such process: %d\n", args->pids[i]);
-			return -ESRCH;
-		}
-	}
-	if (args->opts.cgroup_path && access(args->opts.cgroup_path, F_OK)) {
-		fprintf(stderr, "labelprof: cgroup not found: %s: %s\n", args->opts.cgroup_path,
-			strerror(errno));
-		return -ENOENT;
-	}
-	return 0;
-}
-
 bool sampling_args__any_alive(const struct sampling_args *args)
 {
 	size_t i;

@@ -31,12 +31,6 @@ struct sampling_args {
  */
 extern const struct argp sampling_argp;
 
-/*
- * Before sampling: refuses -p pids that do not run (cli_process_alive) and a
- * --cgroup directory that does not exist, saying which on stderr. Returns 0,
- * -ESRCH or -ENOENT.
- */
-int sampling_args__check_targets(const struct sampling_args *args);
 /* Whether any -p pid still runs (cli_process_alive); false without -p. */
 bool sampling_args__any_alive(const struct sampling_args *args);
 

@@ -52,14 +52,11 @@ struct agent {
 	__u64 watchdog_ns; /* 0: systemd does not watch */
 };
 
-static volatile sig_atomic_t exiting, reload_requested;
+static volatile sig_atomic_t reload_requested;
 
-static void on_signal(int sig)
+static void on_hangup(int sig)
 {
-	if (sig == SIGHUP)
-		reload_requested = 1;
-	else
-		exiting = 1;
+	reload_requested = 1;
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -247,14 +244,9 @@ out_free:
 
 static struct session *open_session(const struct agent_config *c, char *err, size_t err_len)
 {
-	struct session *s;
+	struct session_opts opts = {.profile_max_bytes = c->max_profile_bytes};
 
-	s = session__open(&c->sampling.opts, c->max_profile_bytes, err, err_len);
-	if (s && session__start(s, err, err_len)) {
-		session__close(s);
-		return NULL;
-	}
-	return s;
+	return session__begin(&c->sampling.opts, &opts, err, err_len);
 }
 
 /* Threads started between these two leave the signals to the sampling loop. */
@@ -400,7 +392,7 @@ static int run(struct agent *a, int argc, char **argv)
 	__u64 now, last_tick = 0, last_watchdog = 0;
 	int err;
 
-	while (!exiting) {
+	while (!session__stop_requested(a->session)) {
 		err = session__poll(a->session, 100);
 		if (err < 0 && err != -EINTR) {
 			agent_log(LOG_ERR, "reading the ring buffer: %s", strerror(-err));
@@ -428,7 +420,8 @@ static int run(struct agent *a, int argc, char **argv)
 
 int cmd_agent(int argc, char **argv)
 {
-	struct sigaction sa = {.sa_handler = on_signal}, ign = {.sa_handler = SIG_IGN};
+	/* no SA_RESTART: a signal ends the poll at once */
+	struct sigaction hup = {.sa_handler = on_hangup}, ign = {.sa_handler = SIG_IGN};
 	struct agent a = {};
 	struct spool *spool;
 	sigset_t old;
@@ -442,14 +435,18 @@ int cmd_agent(int argc, char **argv)
 		agent_log(LOG_ERR, "%s", err);
 		return 2;
 	}
-	if (sampler__check_system(err, sizeof(err))) {
+	/* first: no directory, spool or thread for an agent that cannot sample */
+	a.session = open_session(a.cfg, err, sizeof(err));
+	if (!a.session) {
 		agent_log(LOG_ERR, "%s", err);
 		goto out_config;
 	}
+	sigaction(SIGHUP, &hup, NULL);
+	sigaction(SIGPIPE, &ign, NULL);
 	if (a.cfg->output_dir && (e = retention__mkdirs(a.cfg->output_dir, 0755))) {
 		agent_log(LOG_ERR, "cannot create output_dir %s: %s", a.cfg->output_dir,
 			  strerror(-e));
-		goto out_config;
+		goto out_free;
 	}
 	a.containers = container_cache__new(CONTAINER_CACHE_MAX);
 	spool = spool__open(a.cfg->spool_dir, a.cfg->max_spool_bytes, &dropped, err, sizeof(err));
@@ -479,16 +476,6 @@ int cmd_agent(int argc, char **argv)
 			goto out_free;
 	}
 
-	/* no SA_RESTART: a signal ends the poll at once */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGPIPE, &ign, NULL);
-	a.session = open_session(a.cfg, err, sizeof(err));
-	if (!a.session) {
-		agent_log(LOG_ERR, "%s", err);
-		goto out_free;
-	}
 	start_interval(&a);
 	if (sd_watchdog_enabled(0, &usec) > 0)
 		a.watchdog_ns = usec * 1000;

@@ -15,6 +15,7 @@
 #include "cmd/commands.h"
 #include "format/fmt.h"
 #include "profile/profile.h"
+#include "sampling/procs.h"
 #include "sampling/sampler.h"
 #include "proc/tls.h"
 
@@ -180,28 +181,10 @@ static int put_labels(struct labels_run *run)
 	return err;
 }
 
-/* The process pid belongs to, or -errno. */
-static pid_t tgid_of(pid_t pid)
-{
-	char path[64], line[256];
-	long tgid = -ESRCH;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
-}
-
 /* The recipe of env->pid, or a one-line reason on stderr why there is none. */
 static int find_recipe(const struct labels_env *env, struct lp_recipe *r, struct tls_diag *diag)
 {
-	pid_t tgid = tgid_of(env->pid);
+	pid_t tgid = procs__tgid(env->pid);
 	int err;
 
 	if (tgid == -ESRCH) {

@@ -27,13 +27,6 @@ struct record_env {
 	char **command; /* -- CMD ARGS: started and profiled with its children */
 };
 
-static volatile sig_atomic_t exiting;
-
-static void on_signal(int sig)
-{
-	exiting = 1;
-}
-
 static const struct argp_option record_options[] = {
 	{"duration", 'd', "SECONDS", 0,
 	 "Stop after this long (default: Ctrl-C, or when the profiled processes exit)", 0},
@@ -208,7 +201,6 @@ int cmd_record(int argc, char **argv)
 	struct session *s = NULL;
 	struct output_file of = {};
 	struct lp_counters counters = {};
-	struct sigaction sa = {.sa_handler = on_signal};
 	__u64 start_ns, start_unix_ns, end_ns, now, last_check_ns = 0, last_progress_ns = 0;
 	bool progress = isatty(STDERR_FILENO);
 	pid_t child = -1;
@@ -217,26 +209,14 @@ int cmd_record(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return 2;
-	if (sampler__check_system(errbuf, sizeof(errbuf))) {
-		fprintf(stderr, "labelprof: %s\n", errbuf);
-		return 1;
-	}
-	if (sampling_args__check_targets(args))
-		return 1;
 	if (output_args__check(&env.output))
 		return 2;
-	err = output_file__open(&of, env.output.path);
-	if (err) {
-		fprintf(stderr, "labelprof: cannot write %s: %s\n", env.output.path,
-			strerror(-err));
-		return 1;
-	}
 	if (env.command) {
 		child = start_command(env.command, &go_fd, &exec_err_fd);
 		if (child < 0) {
 			fprintf(stderr, "labelprof: cannot start %s: %s\n", env.command[0],
 				strerror(errno));
-			goto out_abort;
+			return 1;
 		}
 		if (!args->all) {
 			args->opts.filter_mode = LP_FILTER_PIDS;
@@ -245,14 +225,18 @@ int cmd_record(int argc, char **argv)
 	}
 
 	args->opts.follow_children = env.command && !args->all;
-	s = session__open(&args->opts, 0, errbuf, sizeof(errbuf));
-	if (!s || session__start(s, errbuf, sizeof(errbuf))) {
+	s = session__begin(&args->opts, NULL, errbuf, sizeof(errbuf));
+	if (!s) {
 		fprintf(stderr, "labelprof: %s\n", errbuf);
 		goto out_free;
 	}
-
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	/* after session__begin: what it refuses (privileges) says more than an unwritable path */
+	err = output_file__open(&of, env.output.path);
+	if (err) {
+		fprintf(stderr, "labelprof: cannot write %s: %s\n", env.output.path,
+			strerror(-err));
+		goto out_free;
+	}
 	start_ns = now_ns(CLOCK_MONOTONIC);
 	start_unix_ns = now_ns(CLOCK_REALTIME);
 	fprintf(stderr, "labelprof: sampling %d CPUs at %u Hz%s\n", sampler__cpu_count(s->sampler),
@@ -269,7 +253,7 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 
-	while (!exiting) {
+	while (!session__stop_requested(s)) {
 		err = session__poll(s, 100);
 		if (err < 0) {
 			fprintf(stderr, "labelprof: reading the ring buffer: %s\n", strerror(-err));
@@ -319,7 +303,6 @@ out_free:
 		kill(child, SIGTERM);
 		waitpid(child, &status, 0);
 	}
-out_abort:
 	output_file__abort(&of);
 	return ret;
 }

@@ -151,7 +151,7 @@ static error_t parse_top_opt(int key, char *arg, struct argp_state *state)
 
 /* ---- the terminal ---------------------------------------------------------- */
 
-static volatile sig_atomic_t exiting, resized;
+static volatile sig_atomic_t resized;
 /* What was changed, so that any exit (signals included) undoes exactly that. */
 static volatile sig_atomic_t term_raw, term_screen; /* term_screen: enum screen_mode */
 static struct termios saved_tio, raw_tio;
@@ -186,11 +186,6 @@ static void term_reenter(void)
 	errno = saved_errno;
 }
 
-static void on_exit_signal(int sig)
-{
-	exiting = 1;
-}
-
 static void on_winch(int sig)
 {
 	resized = 1;
@@ -212,17 +207,14 @@ static void on_fatal(int sig)
 	raise(sig);
 }
 
+/* Beside the session's SIGINT and SIGTERM, which stop it. */
 static void install_signals(bool tty)
 {
-	static const int quit_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	static const int fatal_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-	struct sigaction sa = {.sa_handler = on_exit_signal};
+	struct sigaction sa = {.sa_handler = SIG_IGN};
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(quit_sigs); i++)
-		sigaction(quit_sigs[i], &sa, NULL);
 	/* a reader that went away (| head) is seen as EPIPE */
-	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	if (!tty)
 		return;
@@ -447,7 +439,7 @@ static int run(struct top_state *st, char *errbuf, size_t errlen)
 	}
 	st->start_ns = st->last_ns = now_ns();
 	next_ns = st->start_ns + interval_ns;
-	while (!exiting) {
+	while (!session__stop_requested(st->s)) {
 		now = now_ns();
 		timeout = next_ns > now ? (next_ns - now + 999999) / 1000000 : 0;
 		err = session__poll(st->s, timeout < POLL_MS ? timeout : POLL_MS);
@@ -521,33 +513,26 @@ int cmd_top(int argc, char **argv)
 	};
 	struct top_state st = {.env = &env};
 	const char *no_color = getenv("NO_COLOR");
-	struct sym_frame warm;
+	/* like top(1): a hangup or SIGQUIT quits too */
+	static const int quit_sigs[] = {SIGHUP, SIGQUIT, 0};
+	/* the first refresh comes on time and covers one interval */
+	const struct session_opts sopts = {
+		.preload_kernel_symbols = true,
+		.stop_signals = quit_sigs,
+	};
 	char errbuf[512];
 	int err;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return 2;
-	if (sampler__check_system(errbuf, sizeof(errbuf))) {
-		fprintf(stderr, "labelprof: %s\n", errbuf);
-		return 1;
-	}
-	if (sampling_args__check_targets(&env.sampling))
-		return 1;
 	st.tty = isatty(STDOUT_FILENO);
 	st.color = st.tty && !(no_color && *no_color);
 	st.status.freq_hz = env.sampling.opts.freq_hz;
 	st.status.cumulative = env.cumulative;
 
-	st.s = session__open(&env.sampling.opts, 0, errbuf, sizeof(errbuf));
-	/*
-	 * Kernel symbols take a second or more to load: load them before sampling
-	 * starts, so that the first refresh comes on time and covers one interval.
-	 */
-	if (st.s && env.sampling.opts.kernel_stacks)
-		symbolizer__resolve_kernel(st.s->symbolizer, 0, 0, &warm);
-	if (!st.s || session__start(st.s, errbuf, sizeof(errbuf))) {
+	st.s = session__begin(&env.sampling.opts, &sopts, errbuf, sizeof(errbuf));
+	if (!st.s) {
 		fprintf(stderr, "labelprof: %s\n", errbuf);
-		session__close(st.s);
 		return 1;
 	}
 	/* handlers first: a signal must find the terminal state it may have to undo */

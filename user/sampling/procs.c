@@ -157,6 +157,24 @@ static __u64 exec_vm_pages(pid_t pid)
 	return seen == 2 ? sum * 1024 / sysconf(_SC_PAGESIZE) : 0;
 }
 
+pid_t procs__tgid(pid_t pid)
+{
+	char path[64], line[256], state = 0;
+	pid_t tgid = -ESRCH;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
+	/* State comes before Tgid */
+	while (fgets(line, sizeof(line), f) && sscanf(line, "Tgid: %d", &tgid) != 1)
+		sscanf(line, "State: %c", &state);
+	fclose(f);
+	/* a zombie or a dead task has exited: it only waits to be reaped */
+	return state == 'Z' || state == 'X' ? -ESRCH : tgid;
+}
+
 /*
  * Inspects one process and installs its recipe. A process without labels
  * gets a LP_FORM_NONE recipe too, so BPF knows it was looked at and stops

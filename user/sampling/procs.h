@@ -35,4 +35,11 @@ void procs__tick(struct procs *p);
 
 void procs__stats(const struct procs *p, struct procs_stats *out);
 
+/*
+ * The process pid belongs to (pid itself for a process, not one of its
+ * threads), from /proc/PID/status; needs no table. -ESRCH when it does not
+ * run (gone, or a zombie), other -errno when the status cannot be read.
+ */
+pid_t procs__tgid(pid_t pid);
+
 #endif /* LABELPROF_PROCS_H */

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* A sampling session (session.h). */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "sampling/procs.h"
 #include "profile/profile.h"
@@ -51,19 +54,71 @@ static struct profile *new_profile(struct session *s)
 	return profile__new(s->symbolizer, &po);
 }
 
-struct session *session__open(const struct sampler_opts *opts, size_t profile_max_bytes, char *err,
-			      size_t err_len)
-{
-	struct session *s = calloc(1, sizeof(*s));
+/* Process-wide, as signals are. */
+static volatile sig_atomic_t stop_requested;
 
+static void on_stop_signal(int sig)
+{
+	stop_requested = 1;
+}
+
+static void install_stop_signals(const int *more)
+{
+	/* no SA_RESTART: a signal ends the poll at once */
+	struct sigaction sa = {.sa_handler = on_stop_signal};
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	for (; more && *more; more++)
+		sigaction(*more, &sa, NULL);
+}
+
+/* The pids must run and be processes, the cgroup exist: 0, or -errno with a message in err. */
+static int check_targets(const struct sampler_opts *o, char *err, size_t err_len)
+{
+	pid_t tgid;
+	size_t i;
+
+	for (i = 0; i < o->pid_count; i++) {
+		tgid = procs__tgid(o->pids[i]);
+		if (tgid == -ESRCH) {
+			snprintf(err, err_len, "no such process: %d", o->pids[i]);
+			return -ESRCH;
+		}
+		/* an unreadable status (hidepid) is left to the sampler, like a process */
+		if (tgid > 0 && tgid != o->pids[i]) {
+			snprintf(err, err_len, "%d is a thread of process %d: give the process id",
+				 o->pids[i], tgid);
+			return -EINVAL;
+		}
+	}
+	if (o->cgroup_path && access(o->cgroup_path, F_OK)) {
+		snprintf(err, err_len, "cgroup not found: %s: %s", o->cgroup_path, strerror(errno));
+		return -ENOENT;
+	}
+	return 0;
+}
+
+struct session *session__begin(const struct sampler_opts *sampler, const struct session_opts *opts,
+			       char *err, size_t err_len)
+{
+	static const struct session_opts defaults;
+	struct session *s = NULL;
+	struct sym_frame f;
+
+	if (!opts)
+		opts = &defaults;
+	if (sampler__check_system(err, err_len) || check_targets(sampler, err, err_len))
+		goto out_close;
+	s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(err, err_len, "out of memory");
-		return NULL;
+		goto out_close;
 	}
-	s->profile_max_bytes = profile_max_bytes;
-	if (opts->filter_mode == LP_FILTER_PIDS) {
-		s->targets = opts->pids;
-		s->target_count = opts->pid_count;
+	s->profile_max_bytes = opts->profile_max_bytes;
+	if (sampler->filter_mode == LP_FILTER_PIDS) {
+		s->targets = sampler->pids;
+		s->target_count = sampler->pid_count;
 	}
 	s->symbolizer = symbolizer__new(NULL);
 	s->profile = s->symbolizer ? new_profile(s) : NULL;
@@ -71,14 +126,20 @@ struct session *session__open(const struct sampler_opts *opts, size_t profile_ma
 		snprintf(err, err_len, "out of memory");
 		goto out_close;
 	}
-	s->sampler = sampler__open(opts, on_record, s, err, err_len);
+	s->sampler = sampler__open(sampler, on_record, s, err, err_len);
 	if (!s->sampler)
 		goto out_close;
-	s->procs = procs__new(s->sampler, opts->max_processes, opts->verbose);
+	s->procs = procs__new(s->sampler, sampler->max_processes, sampler->verbose);
 	if (!s->procs) {
 		snprintf(err, err_len, "out of memory");
 		goto out_close;
 	}
+	if (opts->preload_kernel_symbols && sampler->kernel_stacks)
+		symbolizer__resolve_kernel(s->symbolizer, 0, 0, &f);
+	install_stop_signals(opts->stop_signals);
+	procs__scan(s->procs, s->targets, s->target_count);
+	if (sampler__start(s->sampler, err, err_len))
+		goto out_close;
 	return s;
 
 out_close:
@@ -86,10 +147,9 @@ out_close:
 	return NULL;
 }
 
-int session__start(struct session *s, char *err, size_t err_len)
+bool session__stop_requested(const struct session *s)
 {
-	procs__scan(s->procs, s->targets, s->target_count);
-	return sampler__start(s->sampler, err, err_len);
+	return stop_requested;
 }
 
 int session__poll(struct session *s, int timeout_ms)

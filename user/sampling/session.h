@@ -34,15 +34,29 @@ struct session {
 	size_t profile_max_bytes;
 };
 
+struct session_opts {
+	size_t profile_max_bytes; /* 0: the default */
+	/*
+	 * Load the kernel symbols (a second or more) before sampling starts, so
+	 * that the first profile is symbolized on time and covers its interval.
+	 */
+	bool preload_kernel_symbols;
+	/* 0-terminated: signals that ask for a stop besides SIGINT and SIGTERM */
+	const int *stop_signals;
+};
+
 /*
- * Checks the system, loads the BPF program and starts tracking processes;
- * sampling starts with session__start. profile_max_bytes: 0 for the
- * default. Returns NULL with a message in err.
+ * How every sampling command starts. Checks privileges and the kernel
+ * (sampler__check_system), that each pid of sampler runs and is a process,
+ * not one of its threads (the BPF filter matches processes), and that the
+ * cgroup exists; loads the BPF program and inspects the running processes;
+ * makes SIGINT and SIGTERM ask for a stop (session__stop_requested); then
+ * starts sampling. opts may be NULL. Returns NULL with a message in err.
  */
-struct session *session__open(const struct sampler_opts *opts, size_t profile_max_bytes, char *err,
-			      size_t err_len);
-/* Inspects the running processes, then starts sampling. 0, or -errno with a message in err. */
-int session__start(struct session *s, char *err, size_t err_len);
+struct session *session__begin(const struct sampler_opts *sampler, const struct session_opts *opts,
+			       char *err, size_t err_len);
+/* Whether a stop signal came since the first session__begin (signals are process-wide). */
+bool session__stop_requested(const struct session *s);
 /* Waits up to timeout_ms for records and handles them. Returns 0 or -errno. */
 int session__poll(struct session *s, int timeout_ms);
 /*

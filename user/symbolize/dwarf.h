@@ -12,9 +12,19 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#include "symbolize/symbols.h"
-
 struct dwarf_file;
+
+/*
+ * One source position. Through the symbolizer (symbols.h), strings stay
+ * valid until its next call; from dwarf_file__lookup, as long as the file.
+ */
+struct sym_line {
+	const char *function; /* NULL: unknown */
+	const char *file;     /* source file; NULL: unknown */
+	__u32 line;	      /* 0: unknown */
+	__u32 column;	      /* 0: unknown */
+	__u32 start_line;     /* first line of function (DW_AT_decl_line); 0: unknown */
+};
 
 /*
  * Called with what the debug sections will take once read, before they are

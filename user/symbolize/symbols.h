@@ -40,6 +40,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "symbolize/dwarf.h" /* struct sym_line */
+
 #define SYM_KERNEL_MODULE "[kernel.kallsyms]"
 
 struct symbolizer_opts {
@@ -60,15 +62,6 @@ struct symbolizer_opts {
 };
 
 struct symbolizer;
-
-/* One source position; strings stay valid until the next call on the symbolizer. */
-struct sym_line {
-	const char *function; /* NULL: unknown */
-	const char *file;     /* source file; NULL: unknown */
-	__u32 line;	      /* 0: unknown */
-	__u32 column;	      /* 0: unknown */
-	__u32 start_line;     /* first line of function (DW_AT_decl_line); 0: unknown */
-};
 
 /* Most entries in sym_frame.lines: a deeper inline chain keeps its innermost ones. */
 #define SYM_MAX_LINES 32
