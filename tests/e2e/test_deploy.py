@@ -212,8 +212,10 @@ PLAIN_OUTPUT = REPO / ".output"
 
 def make(*args, check=True, plain=False):
     """make ARGS for the build under test, or with plain for the build without SANITIZE=1."""
-    # a make of its own, not a sub-make of `make test` (no jobserver to share)
-    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    # a make of its own, not a sub-make of `make test` (no jobserver to share); make
+    # exports its command line's variables, SANITIZE=1 too: the flags below decide
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "SANITIZE")}
     output, flags = (PLAIN_OUTPUT, []) if plain else (OUTPUT, ["SANITIZE=1"] if sanitized() else [])
     proc = subprocess.run(["make", "--no-print-directory", f"OUTPUT={output}", *flags,
                            *map(str, args)],
