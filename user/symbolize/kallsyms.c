@@ -21,7 +21,7 @@ static int cmp_ksym(const void *a, const void *b)
 }
 
 /* The vmlinux build id from /sys/kernel/notes. */
-void kernel_build_id(struct kallsyms *k)
+void kallsyms__build_id(struct kallsyms *k)
 {
 	unsigned char buf[4096];
 	size_t off = 0;
@@ -51,7 +51,7 @@ void kernel_build_id(struct kallsyms *k)
 }
 
 /* Text symbols of kallsyms, sorted; all-zero addresses (kptr_restrict) load nothing. */
-int kallsyms_load(struct kallsyms *k, const char *path)
+int kallsyms__load(struct kallsyms *k, const char *path)
 {
 	size_t cap = 0, names_cap = 0, names_len = 0, line_cap = 0, i, n;
 	__u32 module = KSYM_CORE, module_len = 0;
@@ -159,7 +159,7 @@ int kallsyms_load(struct kallsyms *k, const char *path)
 	return 0;
 }
 
-const struct ksym *kallsyms_find(const struct kallsyms *k, __u64 addr)
+const struct ksym *kallsyms__find(const struct kallsyms *k, __u64 addr)
 {
 	size_t lo = 0, hi = k->nr;
 	const struct ksym *s;

@@ -21,7 +21,7 @@ static void lines_recount(struct symbolizer *sym, struct sym_file *f)
 	f->lines_bytes = bytes;
 }
 
-void lines_clear(struct symbolizer *sym, struct sym_file *f)
+void sym_lines__clear(struct symbolizer *sym, struct sym_file *f)
 {
 	size_t i;
 
@@ -85,14 +85,14 @@ static int str_intern(struct sym_file *f, const char *s, __u32 *off)
  * file's cache that outgrows an eighth of the budget starts over, so one
  * file cannot take it all.
  */
-bool lines_put(struct symbolizer *sym, struct sym_file *f, __u64 vaddr,
-	       const struct sym_line *lines, size_t n)
+bool sym_lines__put(struct symbolizer *sym, struct sym_file *f, __u64 vaddr,
+		    const struct sym_line *lines, size_t n)
 {
 	size_t size = sizeof(struct cached_lines) + n * sizeof(struct cached_line), i;
 	struct cached_lines *c = &no_lines;
 
 	if (f->lines_bytes > sym->opts.max_symbol_bytes / 8)
-		lines_clear(sym, f);
+		sym_lines__clear(sym, f);
 	if (n) {
 		c = malloc(size);
 		if (!c)
@@ -121,7 +121,7 @@ out_free:
 }
 
 /* The cached lines of vaddr into sym->lines; false if vaddr was never looked up. */
-bool lines_get(struct symbolizer *sym, const struct sym_file *f, __u64 vaddr, size_t *n)
+bool sym_lines__get(struct symbolizer *sym, const struct sym_file *f, __u64 vaddr, size_t *n)
 {
 	const struct cached_lines *c = pairmap__get(&f->lines, vaddr, 0);
 	size_t i;

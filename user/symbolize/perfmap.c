@@ -15,7 +15,7 @@
 #define PERF_MAP_MAX_NAME  1024
 #define PERF_MAP_CHUNK	   (64u << 10)
 
-void perf_map_clear(struct symbolizer *sym, struct perf_map *pm)
+void perf_map__clear(struct symbolizer *sym, struct perf_map *pm)
 {
 	sym->st.map_entries -= pm->nr;
 	free(pm->syms);
@@ -208,7 +208,7 @@ static void perf_map_read(struct symbolizer *sym, struct perf_map *pm, int fd, _
 }
 
 /* Reads what was appended to s's perf map since the last read (all of a new file). */
-void perf_map_update(struct symbolizer *sym, struct snapshot *s)
+void perf_map__update(struct symbolizer *sym, struct snapshot *s)
 {
 	struct perf_map *pm = &s->jit;
 	bool same, refuse;
@@ -230,7 +230,7 @@ void perf_map_update(struct symbolizer *sym, struct snapshot *s)
 		pm->refused = true;
 	} else {
 		if (!same || (__u64)st.st_size < pm->parsed)
-			perf_map_clear(sym, pm);
+			perf_map__clear(sym, pm);
 		pm->refused = false;
 		perf_map_read(sym, pm, fd, st.st_size);
 	}
@@ -240,7 +240,7 @@ void perf_map_update(struct symbolizer *sym, struct snapshot *s)
 }
 
 /* Re-reads s's perf map, at most every REFRESH_MIN_NS while the process lives. */
-void perf_map_recheck(struct symbolizer *sym, struct snapshot *s)
+void perf_map__recheck(struct symbolizer *sym, struct snapshot *s)
 {
 	__u64 now;
 
@@ -250,10 +250,10 @@ void perf_map_recheck(struct symbolizer *sym, struct snapshot *s)
 	if (now < s->jit.check_at_ns)
 		return;
 	s->jit.check_at_ns = now + REFRESH_MIN_NS;
-	perf_map_update(sym, s);
+	perf_map__update(sym, s);
 }
 
-const struct jit_sym *perf_map_find(const struct perf_map *pm, __u64 addr)
+const struct jit_sym *perf_map__find(const struct perf_map *pm, __u64 addr)
 {
 	const struct jit_sym *best = NULL;
 	size_t lo = 0, hi = pm->nr, k;
@@ -277,7 +277,7 @@ const struct jit_sym *perf_map_find(const struct perf_map *pm, __u64 addr)
 }
 
 /* Where JITs put code: anonymous mappings, named or not, and memfds (or no mapping yet). */
-bool jit_mapping(const struct maps_entry *e)
+bool perf_map__is_jit(const struct maps_entry *e)
 {
 	return !e || e->kind == MAPS_ANON ||
 	       (e->kind == MAPS_SPECIAL && !strncmp(e->path, "[anon:", 6)) ||

@@ -91,7 +91,7 @@ static void snapshot_release_files(struct symbolizer *sym, struct snapshot *s)
 	if (!s->maps)
 		return;
 	for (i = 0; i < maps__count(s->maps); i++)
-		file_put(sym, s->files[i]);
+		sym_file__put(sym, s->files[i]);
 	sym->st.map_entries -= maps__count(s->maps);
 	free(s->files);
 	maps__free(s->maps);
@@ -99,7 +99,7 @@ static void snapshot_release_files(struct symbolizer *sym, struct snapshot *s)
 	s->maps = NULL;
 }
 
-void snapshot_detach(struct symbolizer *sym, struct snapshot *s)
+void snapshot__detach(struct symbolizer *sym, struct snapshot *s)
 {
 	if (!s->attached)
 		return;
@@ -107,20 +107,20 @@ void snapshot_detach(struct symbolizer *sym, struct snapshot *s)
 	s->attached = false;
 }
 
-void snapshot_free(struct symbolizer *sym, struct snapshot *s)
+void snapshot__free(struct symbolizer *sym, struct snapshot *s)
 {
-	snapshot_detach(sym, s);
+	snapshot__detach(sym, s);
 	pairmap__del(&sym->snaps, s->id, 0);
 	list__del(&s->node);
 	snapshot_release_files(sym, s);
-	perf_map_clear(sym, &s->jit);
+	perf_map__clear(sym, &s->jit);
 	free(s->exe);
 	sym->st.snapshots--;
 	free(s);
 }
 
 /* Reads pid's maps into s, replacing what s had. */
-int snapshot_read(struct symbolizer *sym, struct snapshot *s)
+int snapshot__read(struct symbolizer *sym, struct snapshot *s)
 {
 	struct sym_file **files;
 	struct maps *m;
@@ -146,18 +146,18 @@ int snapshot_read(struct symbolizer *sym, struct snapshot *s)
 	}
 	for (i = 0; i < n; i++)
 		if (maps__entry(m, i)->kind == MAPS_FILE)
-			files[i] = file_get(sym, s->pid, maps__entry(m, i));
+			files[i] = sym_file__get(sym, s->pid, maps__entry(m, i));
 	snapshot_release_files(sym, s);
 	s->maps = m;
 	s->files = files;
 	sym->st.map_entries += n;
 	if (!s->identity_read)
 		snapshot_read_identity(s);
-	perf_map_update(sym, s);
+	perf_map__update(sym, s);
 	return 0;
 }
 
-void enforce_snapshot_limits(struct symbolizer *sym, struct snapshot *keep)
+void snapshot__enforce_limits(struct symbolizer *sym, struct snapshot *keep)
 {
 	while (sym->st.snapshots > sym->opts.max_snapshots ||
 	       sym->st.map_entries > sym->opts.max_map_entries) {
@@ -165,12 +165,12 @@ void enforce_snapshot_limits(struct symbolizer *sym, struct snapshot *keep)
 
 		if (old == keep)
 			break;
-		snapshot_free(sym, old);
+		snapshot__free(sym, old);
 		sym->st.evictions++;
 	}
 }
 
-struct snapshot *snapshot_new(struct symbolizer *sym, __u32 pid)
+struct snapshot *snapshot__new(struct symbolizer *sym, __u32 pid)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
 
@@ -194,8 +194,8 @@ struct snapshot *snapshot_new(struct symbolizer *sym, __u32 pid)
 	list__add(&sym->snap_lru, &s->node);
 	sym->st.snapshots++;
 	s->refresh_backoff_ns = REFRESH_MIN_NS;
-	if (snapshot_read(sym, s))
+	if (snapshot__read(sym, s))
 		s->refresh_at_ns = now_ns() + REFRESH_MIN_NS;
-	enforce_snapshot_limits(sym, s);
+	snapshot__enforce_limits(sym, s);
 	return s;
 }

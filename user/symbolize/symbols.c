@@ -106,7 +106,7 @@ static void file_close_dwarf(struct symbolizer *sym, struct sym_file *f)
 static void file_unload(struct symbolizer *sym, struct sym_file *f)
 {
 	file_close_dwarf(sym, f);
-	lines_clear(sym, f);
+	sym_lines__clear(sym, f);
 	if (!f->loaded)
 		return;
 	free(f->segs);
@@ -150,7 +150,7 @@ static struct sym_file *file_new(struct symbolizer *sym, __u64 dev, __u64 ino)
 	return f;
 }
 
-void file_put(struct symbolizer *sym, struct sym_file *f)
+void sym_file__put(struct symbolizer *sym, struct sym_file *f)
 {
 	if (!f || --f->refs)
 		return;
@@ -163,7 +163,7 @@ void file_put(struct symbolizer *sym, struct sym_file *f)
  * The file of mapping e, shared by every mapping of the same inode. A new file
  * is opened now, while the process surely exists.
  */
-struct sym_file *file_get(struct symbolizer *sym, __u32 pid, const struct maps_entry *e)
+struct sym_file *sym_file__get(struct symbolizer *sym, __u32 pid, const struct maps_entry *e)
 {
 	__u64 dev = makedev(e->dev_major, e->dev_minor);
 	struct sym_file *f = e->inode ? pairmap__get(&sym->files, dev, e->inode) : NULL;
@@ -250,7 +250,7 @@ static int file_load(struct symbolizer *sym, struct sym_file *f, __u32 pid,
 	if (f->failed)
 		return -ENOENT;
 	fd = file_fd(sym, f, pid, e);
-	err = fd < 0 ? -ENOENT : file_parse(sym, f, fd, pid, e ? e->path : "[vdso]");
+	err = fd < 0 ? -ENOENT : sym_file__parse(sym, f, fd, pid, e ? e->path : "[vdso]");
 	f->loaded = true;
 	list__add(&sym->sym_lru, &f->sym_node);
 	sym->st.symbol_bytes += f->bytes;
@@ -310,7 +310,7 @@ static struct dwarf_file *file_dwarf(struct symbolizer *sym, struct sym_file *f,
 	fd = file_fd(sym, f, pid, e);
 	err = fd < 0 ? -ENOENT : dwarf_file__open(fd, max_bytes, dwarf_reserve, &r, &f->dwarf);
 	if (err == -ENODATA) {
-		dbg = debug_file_open(sym, f, pid, path, &dfd);
+		dbg = sym_file__open_debug(sym, f, pid, path, &dfd);
 		if (dbg) {
 			err = dwarf_file__open(dfd, max_bytes, dwarf_reserve, &r, &f->dwarf);
 			elf_file__close(dbg);
@@ -409,7 +409,7 @@ void symbolizer__free(struct symbolizer *sym)
 	if (!sym)
 		return;
 	while (!list__empty(&sym->snap_lru))
-		snapshot_free(sym, container_of(sym->snap_lru.next, struct snapshot, node));
+		snapshot__free(sym, container_of(sym->snap_lru.next, struct snapshot, node));
 	file_free(sym, sym->vdso);
 	pairmap__free(&sym->pids);
 	pairmap__free(&sym->snaps);
@@ -427,7 +427,7 @@ __u32 symbolizer__observe_pid(struct symbolizer *sym, __u32 pid)
 		list__touch(&sym->snap_lru, &s->node);
 		return s->id;
 	}
-	s = snapshot_new(sym, pid);
+	s = snapshot__new(sym, pid);
 	return s ? s->id : 0;
 }
 
@@ -436,7 +436,7 @@ void symbolizer__pid_exec(struct symbolizer *sym, __u32 pid)
 	struct snapshot *s = pairmap__get(&sym->pids, pid, 0);
 
 	if (s)
-		snapshot_detach(sym, s);
+		snapshot__detach(sym, s);
 }
 
 void symbolizer__pid_exit(struct symbolizer *sym, __u32 pid)
@@ -456,7 +456,7 @@ void symbolizer__check_ips(struct symbolizer *sym, __u32 snapshot, const __u64 *
 	for (i = 0; i < n && !missing; i++) {
 		const struct maps_entry *e = s->maps && ips[i] ? maps__find(s->maps, ips[i]) : NULL;
 
-		if (!ips[i] || (e && !jit_mapping(e)) || perf_map_find(&s->jit, ips[i]))
+		if (!ips[i] || (e && !perf_map__is_jit(e)) || perf_map__find(&s->jit, ips[i]))
 			continue;
 		if (e)
 			jit_missing = true;
@@ -466,8 +466,8 @@ void symbolizer__check_ips(struct symbolizer *sym, __u32 snapshot, const __u64 *
 	if (!missing) {
 		/* JIT code newer than our last read of its perf map */
 		if (jit_missing) {
-			perf_map_recheck(sym, s);
-			enforce_snapshot_limits(sym, s);
+			perf_map__recheck(sym, s);
+			snapshot__enforce_limits(sym, s);
 		}
 		return;
 	}
@@ -475,14 +475,14 @@ void symbolizer__check_ips(struct symbolizer *sym, __u32 snapshot, const __u64 *
 	if (now < s->refresh_at_ns)
 		return;
 	sym->st.refreshes++;
-	if (!snapshot_read(sym, s) && maps__find(s->maps, missing)) {
+	if (!snapshot__read(sym, s) && maps__find(s->maps, missing)) {
 		s->refresh_backoff_ns = REFRESH_MIN_NS;
 	} else if (s->refresh_backoff_ns < REFRESH_MAX_NS) {
 		/* Garbage addresses from frame-pointer-less code look the same: back off. */
 		s->refresh_backoff_ns *= 2;
 	}
 	s->refresh_at_ns = now + s->refresh_backoff_ns;
-	enforce_snapshot_limits(sym, s);
+	snapshot__enforce_limits(sym, s);
 }
 
 void symbolizer__release_unused(struct symbolizer *sym)
@@ -494,7 +494,7 @@ void symbolizer__release_unused(struct symbolizer *sym)
 
 		next = n->next;
 		if (!s->attached)
-			snapshot_free(sym, s);
+			snapshot__free(sym, s);
 	}
 }
 
@@ -523,7 +523,7 @@ static void resolve_lines(struct symbolizer *sym, struct sym_file *sf, __u32 pid
 	size_t n, bytes;
 	bool cached;
 
-	if (!lines_get(sym, sf, vaddr, &n)) {
+	if (!sym_lines__get(sym, sf, vaddr, &n)) {
 		df = file_dwarf(sym, sf, pid, e, path);
 		if (!df)
 			return;
@@ -537,7 +537,8 @@ static void resolve_lines(struct symbolizer *sym, struct sym_file *sf, __u32 pid
 		 * Once cached, the lines no longer point into the DWARF, which may
 		 * then be closed too if it grew past the budget on its own.
 		 */
-		cached = lines_put(sym, sf, vaddr, sym->lines, n) && lines_get(sym, sf, vaddr, &n);
+		cached = sym_lines__put(sym, sf, vaddr, sym->lines, n) &&
+			 sym_lines__get(sym, sf, vaddr, &n);
 		enforce_symbol_limit(sym, sf, cached ? NULL : sf, 0);
 	}
 	if (!n)
@@ -565,17 +566,17 @@ static void resolve_in_file(struct symbolizer *sym, struct sym_file *sf, __u32 p
 		f->build_id = sf->build_id;
 		f->build_id_len = sf->build_id_len;
 	}
-	if (!file_vaddr(sf, lookup - e->start + e->offset, &vaddr))
+	if (!sym_file__vaddr(sf, lookup - e->start + e->offset, &vaddr))
 		return;
 	f->module_offset = vaddr + (f->address - lookup);
-	s = file_find_sym(sf, vaddr);
+	s = sym_file__find(sf, vaddr);
 	/*
 	 * A return address can start a function: the signal trampoline is
 	 * returned to, not called, and stacks walked without frame pointers hold
 	 * function addresses. Then the address itself names the frame.
 	 */
 	if (!s && lookup != f->address) {
-		s = file_find_sym(sf, f->module_offset);
+		s = sym_file__find(sf, f->module_offset);
 		if (s)
 			vaddr = f->module_offset;
 	}
@@ -590,12 +591,12 @@ static void resolve_in_file(struct symbolizer *sym, struct sym_file *sf, __u32 p
 static bool resolve_jit(struct symbolizer *sym, struct snapshot *s, const struct maps_entry *e,
 			__u64 lookup, struct sym_frame *f)
 {
-	const struct jit_sym *j = perf_map_find(&s->jit, lookup);
+	const struct jit_sym *j = perf_map__find(&s->jit, lookup);
 
 	if (!j) {
-		perf_map_recheck(sym, s);
-		enforce_snapshot_limits(sym, s);
-		j = perf_map_find(&s->jit, lookup);
+		perf_map__recheck(sym, s);
+		snapshot__enforce_limits(sym, s);
+		j = perf_map__find(&s->jit, lookup);
 	}
 	if (!j)
 		return false;
@@ -623,7 +624,7 @@ int symbolizer__resolve_user(struct symbolizer *sym, __u32 snapshot, __u64 ip, u
 		return -ENOENT;
 	list__touch(&sym->snap_lru, &s->node);
 	e = maps__find(s->maps, lookup);
-	if (jit_mapping(e) && resolve_jit(sym, s, e, lookup, f))
+	if (perf_map__is_jit(e) && resolve_jit(sym, s, e, lookup, f))
 		return 0;
 	if (!e)
 		return -ENOENT;
@@ -666,13 +667,13 @@ int symbolizer__resolve_kernel(struct symbolizer *sym, __u64 ip, unsigned int fl
 	f->kernel = true;
 	if (!k->tried) {
 		k->tried = true;
-		if (kallsyms_load(k, sym->opts.kallsyms_path ? sym->opts.kallsyms_path
-							     : "/proc/kallsyms"))
+		if (kallsyms__load(k, sym->opts.kallsyms_path ? sym->opts.kallsyms_path
+							      : "/proc/kallsyms"))
 			k->nr = 0;
 		if (!sym->opts.kallsyms_path)
-			kernel_build_id(k);
+			kallsyms__build_id(k);
 	}
-	s = kallsyms_find(k, lookup);
+	s = kallsyms__find(k, lookup);
 	if (!s)
 		return -ENOENT;
 	f->module_offset = ip;

@@ -181,40 +181,40 @@ static inline unsigned int leading_underscores(const char *s)
 }
 
 /* Files (symbols.c). */
-void file_put(struct symbolizer *sym, struct sym_file *f);
-struct sym_file *file_get(struct symbolizer *sym, __u32 pid, const struct maps_entry *e);
+void sym_file__put(struct symbolizer *sym, struct sym_file *f);
+struct sym_file *sym_file__get(struct symbolizer *sym, __u32 pid, const struct maps_entry *e);
 
 /* The lines DWARF gave, cached per file (linecache.c). */
-void lines_clear(struct symbolizer *sym, struct sym_file *f);
-bool lines_put(struct symbolizer *sym, struct sym_file *f, __u64 vaddr,
-	       const struct sym_line *lines, size_t n);
-bool lines_get(struct symbolizer *sym, const struct sym_file *f, __u64 vaddr, size_t *n);
+void sym_lines__clear(struct symbolizer *sym, struct sym_file *f);
+bool sym_lines__put(struct symbolizer *sym, struct sym_file *f, __u64 vaddr,
+		    const struct sym_line *lines, size_t n);
+bool sym_lines__get(struct symbolizer *sym, const struct sym_file *f, __u64 vaddr, size_t *n);
 
 /* Symbol tables and debug files (symtab.c). */
-int file_parse(const struct symbolizer *sym, struct sym_file *f, int fd, __u32 pid,
-	       const char *path);
-struct elf_file *debug_file_open(const struct symbolizer *sym, const struct sym_file *f, __u32 pid,
-				 const char *path, int *fd_out);
-bool file_vaddr(const struct sym_file *f, __u64 off, __u64 *vaddr);
-const struct sym_entry *file_find_sym(const struct sym_file *f, __u64 vaddr);
+int sym_file__parse(const struct symbolizer *sym, struct sym_file *f, int fd, __u32 pid,
+		    const char *path);
+struct elf_file *sym_file__open_debug(const struct symbolizer *sym, const struct sym_file *f,
+				      __u32 pid, const char *path, int *fd_out);
+bool sym_file__vaddr(const struct sym_file *f, __u64 off, __u64 *vaddr);
+const struct sym_entry *sym_file__find(const struct sym_file *f, __u64 vaddr);
 
 /* Perf maps of JIT code (perfmap.c). */
-void perf_map_clear(struct symbolizer *sym, struct perf_map *pm);
-void perf_map_update(struct symbolizer *sym, struct snapshot *s);
-void perf_map_recheck(struct symbolizer *sym, struct snapshot *s);
-const struct jit_sym *perf_map_find(const struct perf_map *pm, __u64 addr);
-bool jit_mapping(const struct maps_entry *e);
+void perf_map__clear(struct symbolizer *sym, struct perf_map *pm);
+void perf_map__update(struct symbolizer *sym, struct snapshot *s);
+void perf_map__recheck(struct symbolizer *sym, struct snapshot *s);
+const struct jit_sym *perf_map__find(const struct perf_map *pm, __u64 addr);
+bool perf_map__is_jit(const struct maps_entry *e);
 
 /* Snapshots of processes (snapshot.c). */
-void snapshot_free(struct symbolizer *sym, struct snapshot *s);
-void snapshot_detach(struct symbolizer *sym, struct snapshot *s);
-int snapshot_read(struct symbolizer *sym, struct snapshot *s);
-void enforce_snapshot_limits(struct symbolizer *sym, struct snapshot *keep);
-struct snapshot *snapshot_new(struct symbolizer *sym, __u32 pid);
+void snapshot__free(struct symbolizer *sym, struct snapshot *s);
+void snapshot__detach(struct symbolizer *sym, struct snapshot *s);
+int snapshot__read(struct symbolizer *sym, struct snapshot *s);
+void snapshot__enforce_limits(struct symbolizer *sym, struct snapshot *keep);
+struct snapshot *snapshot__new(struct symbolizer *sym, __u32 pid);
 
 /* Kernel symbols (kallsyms.c). */
-void kernel_build_id(struct kallsyms *k);
-int kallsyms_load(struct kallsyms *k, const char *path);
-const struct ksym *kallsyms_find(const struct kallsyms *k, __u64 addr);
+void kallsyms__build_id(struct kallsyms *k);
+int kallsyms__load(struct kallsyms *k, const char *path);
+const struct ksym *kallsyms__find(const struct kallsyms *k, __u64 addr);
 
 #endif /* LABELPROF_SYMBOLS_INT_H */

@@ -391,7 +391,7 @@ static int load_segments(struct sym_file *f, const struct elf_file *ef)
 }
 
 /* The ELF virtual address of file offset off; false if no PT_LOAD holds it. */
-bool file_vaddr(const struct sym_file *f, __u64 off, __u64 *vaddr)
+bool sym_file__vaddr(const struct sym_file *f, __u64 off, __u64 *vaddr)
 {
 	size_t i;
 
@@ -406,7 +406,7 @@ bool file_vaddr(const struct sym_file *f, __u64 off, __u64 *vaddr)
 	return false;
 }
 
-const struct sym_entry *file_find_sym(const struct sym_file *f, __u64 vaddr)
+const struct sym_entry *sym_file__find(const struct sym_file *f, __u64 vaddr)
 {
 	size_t lo = 0, hi = f->nr_syms, k;
 
@@ -442,8 +442,8 @@ static bool build_id_equal(const unsigned char *a, size_t alen, const struct elf
  * the process's root first and then in ours. A candidate must carry f's
  * build id. Returns it, its descriptor in *fd_out, or NULL.
  */
-struct elf_file *debug_file_open(const struct symbolizer *sym, const struct sym_file *f, __u32 pid,
-				 const char *path, int *fd_out)
+struct elf_file *sym_file__open_debug(const struct symbolizer *sym, const struct sym_file *f,
+				      __u32 pid, const char *path, int *fd_out)
 {
 	const char *debug_dir = sym->opts.debug_dir ? sym->opts.debug_dir : DEBUG_DIR;
 	const char *link = f->debuglink, *slash = strrchr(path, '/');
@@ -494,8 +494,8 @@ struct elf_file *debug_file_open(const struct symbolizer *sym, const struct sym_
 }
 
 /* Parses f's symbols from fd (mapped at path by pid). */
-int file_parse(const struct symbolizer *sym, struct sym_file *f, int fd, __u32 pid,
-	       const char *path)
+int sym_file__parse(const struct symbolizer *sym, struct sym_file *f, int fd, __u32 pid,
+		    const char *path)
 {
 	struct sym_builder b = {0};
 	bool has_symtab = false;
@@ -523,7 +523,7 @@ int file_parse(const struct symbolizer *sym, struct sym_file *f, int fd, __u32 p
 		err = collect_plt(&b, ef);
 	if (!err && !has_symtab) {
 		int dfd;
-		struct elf_file *dbg = debug_file_open(sym, f, pid, path, &dfd);
+		struct elf_file *dbg = sym_file__open_debug(sym, f, pid, path, &dfd);
 
 		if (dbg) {
 			err = collect_all(&b, dbg, &has_symtab);
