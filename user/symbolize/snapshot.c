@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Snapshots: a process's executable mappings and identity, as first read. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/compiler.h"
+#include "symbolize/symbols_int.h"
+
+/* ---- process identity ----------------------------------------------------------- */
+
+/* The last number of a line like "NSpid:\t1234\t5". */
+static __u32 last_number(const char *p)
+{
+	unsigned long v = 0;
+
+	while (*p) {
+		char *end;
+		unsigned long n = strtoul(p, &end, 10);
+
+		if (end == p) {
+			p++;
+			continue;
+		}
+		v = n;
+		p = end;
+	}
+	return v > UINT32_MAX ? 0 : v;
+}
+
+/*
+ * What s's process is: uids and NSpid from /proc/PID/status, its executable
+ * and name. Read with its first maps, so it describes the same process.
+ */
+static void snapshot_read_identity(struct snapshot *s)
+{
+	char path[64], buf[PATH_MAX], root[PATH_MAX], *line = NULL;
+	size_t cap = 0, del = strlen(" (deleted)");
+	__u32 nspid = 0;
+	ssize_t len;
+	FILE *fp;
+	int fd;
+
+	s->identity_read = true;
+	s->uid = s->euid = UINT32_MAX;
+	snprintf(path, sizeof(path), "/proc/%u/status", s->pid);
+	fp = fopen(path, "re");
+	if (fp) {
+		while (getline(&line, &cap, fp) > 0) {
+			if (!strncmp(line, "Uid:", 4))
+				sscanf(line + 4, "%u %u", &s->uid, &s->euid);
+			else if (!strncmp(line, "NSpid:", 6))
+				nspid = last_number(line + 6);
+		}
+		free(line);
+		fclose(fp);
+	}
+	if (nspid)
+		snprintf(s->jit.path, sizeof(s->jit.path), "/tmp/perf-%u.map", nspid);
+	snprintf(path, sizeof(path), "/proc/%u/exe", s->pid);
+	len = readlink(path, buf, sizeof(buf) - 1);
+	if (len > 0) {
+		buf[len] = '\0';
+		/* as in the maps, an unlinked file is still named by its path */
+		if ((size_t)len > del && !strcmp(buf + len - del, " (deleted)"))
+			buf[len - del] = '\0';
+		maps__read_root(s->pid, root, sizeof(root));
+		s->exe = strdup(maps__path_in_root(buf, root));
+	}
+	snprintf(path, sizeof(path), "/proc/%u/comm", s->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		len = read(fd, s->comm, sizeof(s->comm) - 1);
+		close(fd);
+		s->comm[len > 0 ? len : 0] = '\0';
+		s->comm[strcspn(s->comm, "\n")] = '\0';
+	}
+}
+
+/* ---- snapshots -------------------------------------------------------------------- */
+
+static void snapshot_release_files(struct symbolizer *sym, struct snapshot *s)
+{
+	size_t i;
+
+	if (!s->maps)
+		return;
+	for (i = 0; i < maps__count(s->maps); i++)
+		sym_file__put(sym, s->files[i]);
+	sym->st.map_entries -= maps__count(s->maps);
+	free(s->files);
+	maps__free(s->maps);
+	s->files = NULL;
+	s->maps = NULL;
+}
+
+void snapshot__detach(struct symbolizer *sym, struct snapshot *s)
+{
+	if (!s->attached)
+		return;
+	pairmap__del(&sym->pids, s->pid, 0);
+	s->attached = false;
+}
+
+void snapshot__free(struct symbolizer *sym, struct snapshot *s)
+{
+	snapshot__detach(sym, s);
+	pairmap__del(&sym->snaps, s->id, 0);
+	list__del(&s->node);
+	snapshot_release_files(sym, s);
+	perf_map__clear(sym, &s->jit);
+	free(s->exe);
+	sym->st.snapshots--;
+	free(s);
+}
+
+/* Reads pid's maps into s, replacing what s had. */
+int snapshot__read(struct symbolizer *sym, struct snapshot *s)
+{
+	struct sym_file **files;
+	struct maps *m;
+	size_t i, n;
+	int err;
+
+	err = maps__read(s->pid, MAPS_EXEC_ONLY, &m);
+	if (err) {
+		sym->st.snapshot_failures++;
+		return err;
+	}
+	n = maps__count(m);
+	if (!n && s->maps) {
+		/* an exiting process (or a zombie) has no maps left: keep what it had */
+		maps__free(m);
+		sym->st.snapshot_failures++;
+		return -ESRCH;
+	}
+	files = calloc(n ? n : 1, sizeof(*files));
+	if (!files) {
+		maps__free(m);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		if (maps__entry(m, i)->kind == MAPS_FILE)
+			files[i] = sym_file__get(sym, s->pid, maps__entry(m, i));
+	snapshot_release_files(sym, s);
+	s->maps = m;
+	s->files = files;
+	sym->st.map_entries += n;
+	if (!s->identity_read)
+		snapshot_read_identity(s);
+	perf_map__update(sym, s);
+	return 0;
+}
+
+void snapshot__enforce_limits(struct symbolizer *sym, struct snapshot *keep)
+{
+	while (sym->st.snapshots > sym->opts.max_snapshots ||
+	       sym->st.map_entries > sym->opts.max_map_entries) {
+		struct snapshot *old = container_of(sym->snap_lru.prev, struct snapshot, node);
+
+		if (old == keep)
+			break;
+		snapshot__free(sym, old);
+		sym->st.evictions++;
+	}
+}
+
+struct snapshot *snapshot__new(struct symbolizer *sym, __u32 pid)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->pid = pid;
+	/* Ids wrap after 2^32 snapshots; 0 stays invalid and live ids are skipped. */
+	do
+		s->id = ++sym->next_id;
+	while (!s->id || pairmap__get(&sym->snaps, s->id, 0));
+	if (pairmap__put(&sym->snaps, s->id, 0, s)) {
+		free(s);
+		return NULL;
+	}
+	if (pairmap__put(&sym->pids, pid, 0, s)) {
+		pairmap__del(&sym->snaps, s->id, 0);
+		free(s);
+		return NULL;
+	}
+	s->attached = true;
+	list__add(&sym->snap_lru, &s->node);
+	sym->st.snapshots++;
+	s->refresh_backoff_ns = REFRESH_MIN_NS;
+	if (snapshot__read(sym, s))
+		s->refresh_at_ns = now_ns() + REFRESH_MIN_NS;
+	snapshot__enforce_limits(sym, s);
+	return s;
+}
