@@ -404,6 +404,12 @@ def spread(files):
     return max(times) - min(times)
 
 
+def duration_ns(text):
+    """duration_nanos of a decoded pprof profile."""
+    m = re.search(r"^duration_nanos: (\d+)$", text, re.M)
+    return int(m.group(1)) if m else 0
+
+
 NAME = re.compile(r"^labelprof-[A-Za-z0-9._-]+-(\d{8}T\d{6}\.\d{3}Z)\.(pb\.gz|otlp\.pb)$")
 
 
@@ -431,11 +437,14 @@ def test_agent_directory_max_age(tmp_path):
         stamps.setdefault(m.group(1), set()).add(m.group(2))
     # both formats of an interval (retention may have taken one of the oldest pair)
     assert sum(kinds != {"pb.gz", "otlp.pb"} for kinds in stamps.values()) <= 1, stamps
-    # a gzipped pprof profile and an OTLP request, with the demo's labels
-    newest = max(n for n in files if n.endswith(".pb.gz"))
-    assert '"tenant"' in decode_pprof((out / newest).read_bytes())
-    newest = max(n for n in files if n.endswith(".otlp.pb"))
-    assert '"tenant"' in decode_otlp((out / newest).read_bytes())
+    # a gzipped pprof profile and an OTLP request of the newest whole interval, with the
+    # demo's labels (the flush at stop covers the last few ms and may hold no sample)
+    whole = [n for n in sorted(files, reverse=True) if n.endswith(".pb.gz")
+             and n.replace(".pb.gz", ".otlp.pb") in files
+             and duration_ns(decode_pprof((out / n).read_bytes())) >= 0.5e9]
+    assert whole, f"no whole interval in both formats among {sorted(files)}"
+    assert '"tenant"' in decode_pprof((out / whole[0]).read_bytes())
+    assert '"tenant"' in decode_otlp((out / whole[0].replace(".pb.gz", ".otlp.pb")).read_bytes())
 
 
 def test_agent_directory_size_bound(tmp_path):
