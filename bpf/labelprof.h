@@ -134,9 +134,20 @@ struct lp_sample {
 };
 
 struct lp_label_hdr {
-	__u16 key_len;	 /* bytes copied (at most max_key_len) */
+	__u16 key_len;	 /* bytes copied (at most max_key_len), source in the top bits */
 	__u16 value_len; /* bytes copied (at most max_value_len) */
 };
+
+/* Which writer a label came from: the top bits of lp_label_hdr.key_len. */
+enum lp_label_source {
+	LP_SRC_CUSTOM_LABELS = 0,
+	LP_SRC_OTEL_THREAD = 1,
+	LP_SRC_GO_PPROF = 2,
+	LP_SRC_OTEL_PROCESS = 3, /* added by userspace from the process context */
+};
+#define LP_LABEL_SRC_SHIFT 13
+#define LP_LABEL_LEN_MASK  ((1u << LP_LABEL_SRC_SHIFT) - 1)
+_Static_assert(LP_MAX_KEY_LEN <= LP_LABEL_LEN_MASK, "key lengths fit below the source bits");
 
 /* EXEC, EXIT, UNKNOWN_PID and EXEC_MAP records. */
 struct lp_proc_event {
