@@ -96,6 +96,7 @@ struct labels_run {
 	const struct labels_env *env;
 	const struct tls_diag *diag;
 	__u32 form;
+	bool otel; /* the recipe reads an OTel thread context */
 	struct profile *profile;
 	size_t threads;
 	size_t unallocated;
@@ -163,8 +164,17 @@ static int put_labels(struct labels_run *run)
 	int err;
 
 	if (run->env->json) {
-		printf("{\"pid\":%d,\"form\":\"%s\",\"object\":", run->env->pid,
-		       tls__form_name(run->form));
+		printf("{\"pid\":%d,\"form\":", run->env->pid);
+		if (run->form != LP_FORM_NONE)
+			printf("\"%s\"", tls__form_name(run->form));
+		else
+			fputs("null", stdout);
+		fputs(",\"otel_thread\":", stdout);
+		if (run->otel)
+			fmt__json_bytes(stdout, diag->otel_object, strlen(diag->otel_object));
+		else
+			fputs("null", stdout);
+		fputs(",\"object\":", stdout);
 		fmt__json_bytes(stdout, diag->object, strlen(diag->object));
 		fputs(",\"recipe\":", stdout);
 		fmt__json_bytes(stdout, diag->msg, strlen(diag->msg));
@@ -172,8 +182,12 @@ static int put_labels(struct labels_run *run)
 		err = profile__for_each(run->profile, put_thread_json, run);
 		fputs("\n]}\n", stdout);
 	} else {
-		fmt__text_line(stdout, "pid %d: %s from %s (%s)", run->env->pid,
-			       tls__form_name(run->form), diag->object, diag->msg);
+		if (run->form != LP_FORM_NONE)
+			fmt__text_line(stdout, "pid %d: %s from %s (%s)", run->env->pid,
+				       tls__form_name(run->form), diag->object, diag->msg);
+		if (run->otel)
+			fmt__text_line(stdout, "pid %d: OpenTelemetry thread context from %s (%s)",
+				       run->env->pid, diag->otel_object, diag->otel_msg);
 		err = profile__for_each(run->profile, put_thread_text, run);
 	}
 	if (!err && fflush(stdout))
@@ -212,9 +226,9 @@ static int find_recipe(const struct labels_env *env, struct lp_recipe *r, struct
 	else if (err)
 		fmt__text_line(stderr, "labelprof: pid %d: the labels%s%s cannot be located: %s",
 			       env->pid, diag->object[0] ? " of " : "", diag->object, diag->msg);
-	else if (r->form == LP_FORM_NONE)
-		fmt__text_line(stderr, "labelprof: pid %d publishes no labels: %s%s%s", env->pid,
-			       diag->object, diag->object[0] ? ": " : "", diag->msg);
+	else if (r->form == LP_FORM_NONE && r->otel.access == LP_TLS_NONE)
+		fmt__text_line(stderr, "labelprof: pid %d publishes no labels: %s%s%s; %s", env->pid,
+			       diag->object, diag->object[0] ? ": " : "", diag->msg, diag->otel_msg);
 	else
 		return 0;
 	return err ? err : -ENOENT;
@@ -266,6 +280,7 @@ int cmd_labels(int argc, char **argv)
 		return 1;
 	run.diag = &diag;
 	run.form = recipe.form;
+	run.otel = recipe.otel.access != LP_TLS_NONE;
 	run.profile = profile__new(NULL, NULL);
 	if (!run.profile) {
 		fprintf(stderr, "labelprof: out of memory\n");
