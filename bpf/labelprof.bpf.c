@@ -470,8 +470,8 @@ static __always_inline void read_custom_labels(struct task_struct *task, bool re
  * Appends the label { key, otel[at..at+len) } of the OTel thread source at
  * sc->off; key and len are constants at every call site.
  */
-static __always_inline void put_otel_id(struct lp_scratch *sc, struct lp_sample *s,
-					const char *key, __u32 klen, __u32 at, __u32 len)
+static __always_inline void put_otel_id(struct lp_scratch *sc, struct lp_sample *s, const char *key,
+					__u32 klen, __u32 at, __u32 len)
 {
 	__u32 o = sc->off;
 

@@ -16,6 +16,7 @@
 #include "cmd/commands.h"
 #include "sampling/features.h"
 #include "format/fmt.h"
+#include "proc/otel_ctx.h"
 #include "proc/root.h"
 #include "proc/tls.h"
 
@@ -180,8 +181,7 @@ static void put_file_json(const char *path, const struct tls_file_info *info)
 		fputs(",\"abi_version\":null", stdout);
 	fputs(",\"otel_thread_symbol\":", stdout);
 	if (info->has_otel)
-		printf("{\"symbol_table\":\"%s\",\"symbol_offset\":%" PRIu64
-		       ",\"relocations\":%u}",
+		printf("{\"symbol_table\":\"%s\",\"symbol_offset\":%" PRIu64 ",\"relocations\":%u}",
 		       info->otel_sym_dynamic ? "dynsym" : "symtab", (uint64_t)info->otel_value,
 		       info->nr_otel_relocs);
 	else
@@ -364,6 +364,65 @@ static void put_otel_thread(const struct lp_recipe *r, const struct tls_diag *di
 	putchar('\n');
 }
 
+/* The OpenTelemetry process context (OTEP 4719): what it publishes, or why nothing. */
+static void put_otel_process(pid_t pid, bool json)
+{
+	struct otel_ctx *ctx = NULL;
+	char err[256] = "";
+	__u64 addr = 0;
+	size_t i;
+	int ret;
+
+	ret = otel_ctx__find(pid, &addr);
+	if (!ret)
+		ret = otel_ctx__read(pid, addr, &ctx, err, sizeof(err));
+	if (ret && !err[0])
+		snprintf(err, sizeof(err), "%s",
+			 ret == -ENOENT ? "no mapping named OTEL_CTX" : strerror(-ret));
+	if (json) {
+		fputs(",\"otel_process\":{\"message\":", stdout);
+		put_str_json(ret ? err : "ok");
+		if (ret) {
+			fputs(",\"resource\":null,\"key_map\":null}", stdout);
+			return;
+		}
+		printf(",\"address\":\"0x%" PRIx64 "\",\"published_at_ns\":%" PRIu64
+		       ",\"resource\":{",
+		       (uint64_t)addr, (uint64_t)ctx->published_at_ns);
+		for (i = 0; i < ctx->nr_resource; i++) {
+			fputs(i ? "," : "", stdout);
+			put_str_json(ctx->resource[i].key);
+			putchar(':');
+			put_str_json(ctx->resource[i].value);
+		}
+		fputs("},\"key_map\":[", stdout);
+		for (i = 0; i < ctx->nr_keys; i++) {
+			fputs(i ? "," : "", stdout);
+			put_str_json(ctx->keys[i]);
+		}
+		printf("],\"key_map_entries\":%zu,\"schema_version\":", ctx->key_map_len);
+		put_str_json(ctx->schema_version);
+		putchar('}');
+	} else if (ret) {
+		fmt__text_line(stdout, "  OpenTelemetry process context: none: %s", err);
+	} else {
+		printf("  OpenTelemetry process context at 0x%" PRIx64 ", published at %" PRIu64
+		       " ns: %zu resource attributes, %zu keys%s\n",
+		       (uint64_t)addr, (uint64_t)ctx->published_at_ns, ctx->nr_resource,
+		       ctx->key_map_len,
+		       ctx->key_map_len > ctx->nr_keys ? " (only the first 256 are used)" : "");
+		for (i = 0; i < ctx->nr_resource; i++)
+			fmt__text_line(stdout, "    resource %s=%s", ctx->resource[i].key,
+				       ctx->resource[i].value);
+		for (i = 0; i < ctx->nr_keys; i++)
+			fmt__text_line(stdout, "    key %zu: %s", i,
+				       ctx->keys[i] ? ctx->keys[i] : "(not a string)");
+		if (ctx->schema_version)
+			fmt__text_line(stdout, "    schema version %s", ctx->schema_version);
+	}
+	otel_ctx__free(ctx);
+}
+
 static int inspect_pid(const struct inspect_env *env)
 {
 	struct lp_recipe r;
@@ -389,12 +448,13 @@ static int inspect_pid(const struct inspect_env *env)
 	} else if (err) {
 		status = "error"; /* labels are published, their TLS cannot be located */
 		summary = "labels not located";
-	} else if (r.form == LP_FORM_NONE) {
+	} else if (r.form == LP_FORM_NONE && r.otel.access == LP_TLS_NONE) {
 		status = "none";
 		summary = "no labels";
 	} else {
 		status = "ok";
-		summary = tls__form_name(r.form);
+		summary = r.form != LP_FORM_NONE ? tls__form_name(r.form)
+						 : "OpenTelemetry thread context only";
 	}
 	/* the object as the process sees it, for its file-level facts */
 	fd = diag.object[0] ? proc_root__open(env->pid, diag.object, &st) : -ENOENT;
@@ -422,6 +482,7 @@ static int inspect_pid(const struct inspect_env *env)
 		else
 			fputs("null", stdout);
 		put_otel_thread(&r, &diag, true);
+		put_otel_process(env->pid, true);
 		fputs("}\n", stdout);
 	} else {
 		fmt__text_line(stdout, "pid %d: %s: %s", env->pid, summary, diag.msg);
@@ -435,6 +496,7 @@ static int inspect_pid(const struct inspect_env *env)
 		else if (diag.object[0])
 			fmt__text_line(stdout, "  object: %s", diag.object);
 		put_otel_thread(&r, &diag, false);
+		put_otel_process(env->pid, false);
 	}
 	return 0;
 }

@@ -287,6 +287,7 @@ static int read_labels(struct jp *p, __u32 *set)
 		l = &p->labels_in[n++];
 		l->at = p->j.key_at;
 		l->label.key = symprof__string(p->sp, p->j.str, p->j.str_len);
+		l->label.source = LP_SRC_CUSTOM_LABELS;
 		r = read_bytes(p, "label value", &l->label.value);
 	}
 	if (r)
