@@ -333,6 +333,55 @@ static void test_thread_labels(void **state)
 	unpublish(&pub);
 }
 
+/*
+ * A key index the map does not name reads the context again (at most every
+ * OTEL_REFRESH_MIN_MS): after a new publication with a longer map, it is named.
+ */
+static void test_refresh_on_unknown_key(void **state)
+{
+	static const char *const longer[] = {"http.route", "tenant", "db.system"};
+	const struct lbl labels[] = {{"\x02", 1, "pg", 2, LP_SRC_OTEL_THREAD}};
+	struct otel_labels *o = otel_labels__new();
+	struct profile *p = profile__new(NULL, NULL);
+	struct timespec wait = {0, (OTEL_REFRESH_MIN_MS + 50) * 1000000L};
+	const struct profile_sample *s = NULL;
+	struct profile_resolver r;
+	struct published pub;
+	uint8_t buf[256], *old;
+	size_t len = build(buf, labels, 1);
+	__u32 src;
+
+	(void)state;
+	assert_non_null(o);
+	assert_non_null(p);
+	publish(&pub);
+	otel_labels__resolver(o, &r);
+	profile__set_resolver(p, &r);
+	assert_int_equal(profile__add_sample(p, buf, len), 0);
+	profile__for_each(p, take_first, &s);
+	assert_string_equal(label(s, OTEL_UNNAMED_KEY_PREFIX "2", &src), "pg");
+	/* the update protocol: being updated, new payload, new time */
+	old = pub.payload;
+	pub.h->published_at_ns = 0;
+	pub.payload = pack_context(resource, 2, longer, 3, &pub.len);
+	pub.h->payload = (uintptr_t)pub.payload;
+	pub.h->payload_size = pub.len;
+	pub.h->published_at_ns = 23456;
+	free(old);
+	nanosleep(&wait, NULL);
+	profile__free(p);
+	p = profile__new(NULL, NULL);
+	assert_non_null(p);
+	profile__set_resolver(p, &r);
+	assert_int_equal(profile__add_sample(p, buf, len), 0);
+	profile__for_each(p, take_first, &s);
+	assert_string_equal(label(s, "db.system", &src), "pg");
+	assert_int_equal(otel_labels__ctx(o, getpid())->published_at_ns, 23456);
+	profile__free(p);
+	otel_labels__free(o);
+	unpublish(&pub);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_huge_key_map),
 		cmocka_unit_test(test_read_hostile_headers),
 		cmocka_unit_test(test_thread_labels),
+		cmocka_unit_test(test_refresh_on_unknown_key),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
