@@ -382,6 +382,41 @@ static void test_refresh_on_unknown_key(void **state)
 	unpublish(&pub);
 }
 
+/* A new publication (a new published_at_ns) is read at the next check. */
+static void test_new_publication(void **state)
+{
+	static const char *const renamed[] = {"service.name", "payments"};
+	struct timespec wait = {OTEL_RECHECK_MS / 1000, (OTEL_RECHECK_MS % 1000 + 50) * 1000000L};
+	struct otel_labels *o = otel_labels__new();
+	const struct otel_ctx *ctx;
+	struct published pub;
+	uint8_t *old;
+
+	(void)state;
+	assert_non_null(o);
+	publish(&pub);
+	ctx = otel_labels__ctx(o, getpid());
+	assert_non_null(ctx);
+	assert_string_equal(ctx->resource[0].value, "checkout");
+	old = pub.payload;
+	pub.h->published_at_ns = 0;
+	pub.payload = pack_context(renamed, 1, keys, 2, &pub.len);
+	pub.h->payload = (uintptr_t)pub.payload;
+	pub.h->payload_size = pub.len;
+	pub.h->published_at_ns = 34567;
+	free(old);
+	nanosleep(&wait, NULL);
+	ctx = otel_labels__ctx(o, getpid());
+	assert_non_null(ctx);
+	assert_int_equal(ctx->nr_resource, 1);
+	assert_string_equal(ctx->resource[0].value, "payments");
+	/* withdrawn: no context any more */
+	unpublish(&pub);
+	nanosleep(&wait, NULL);
+	assert_null(otel_labels__ctx(o, getpid()));
+	otel_labels__free(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_read_hostile_headers),
 		cmocka_unit_test(test_thread_labels),
 		cmocka_unit_test(test_refresh_on_unknown_key),
+		cmocka_unit_test(test_new_publication),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
