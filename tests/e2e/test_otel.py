@@ -17,6 +17,7 @@ from conftest import (ATTRIBUTION_MIN, LABELPROF, check_exit, flags_of, in_funct
                       workload)
 from test_attribution import check_groundtruth
 from test_otlp import Request
+from test_top import parse_rows, top_cmd
 
 DURATION = 3
 RESOURCE = {"service.name": "otel-groundtruth",
@@ -146,3 +147,22 @@ def test_otel_labels_and_inspect(tmp_path, variant):
     assert insp["otel_process"]["resource"] == RESOURCE, insp
     assert insp["otel_process"]["key_map"] == ["http.route", "tenant", "user.id", "db.system"]
     assert "OpenTelemetry thread context" in text and "OpenTelemetry process context" in text
+
+
+def test_otel_top_by_resource_and_attribute(tmp_path):
+    """top groups by the process context's resource attributes and by thread
+    context attributes like by any label."""
+    report_path = tmp_path / "otel.json"
+    with started(otel_argv("lib", report_path)) as wl:
+        proc = subprocess.run(top_cmd(wl.pid, "--by", "service.name,tenant", "-n", 2,
+                                      "--interval", 2),
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+    check_exit(wl)
+    assert proc.returncode == 0, proc.stderr.decode()
+    out = proc.stdout.decode()
+    assert "by service.name,tenant" in out, out
+    rows = parse_rows(out, 2)
+    values = {v for v, _, samples, _ in rows if samples}
+    # every sample of the process carries service.name; tenant only inside contexts 0-2
+    assert {v[0] for v in values} == {RESOURCE["service.name"]}, rows
+    assert {v[1] for v in values} >= {"acme", "globex", "(not set)"}, rows
