@@ -58,6 +58,12 @@ def test_otel_attribution(request, tmp_path, variant):
             assert s.get("label_sources") == sources_of(report, "burn_ctx_0"), s
             seen += 1
     assert seen, "no sample of burn_ctx_0"
+    # a conversion of the JSON profile keeps the sources
+    converted = tmp_path / "converted.json"
+    run([LABELPROF, "convert", rec.out, "--format", "json", "-o", converted])
+    again = [s for s in load_json(converted)["samples"] if in_function(s, "burn_ctx_0")]
+    assert again and all(s.get("label_sources") == sources_of(report, "burn_ctx_0")
+                         for s in again), again[:3]
 
 
 def test_otel_hostile(request, tmp_path):
