@@ -135,6 +135,26 @@ $(WL_DIR)/container: $(WL_SRC)/container.c | $(WL_DIR)
 
 WL_BINS += $(WL_DIR)/container
 
+# golabels: a Go program labelling goroutines with pprof.Do, built by Debian's
+# golang-go with and without cgo, stripped (-s -w) and not. Offline: no module
+# downloads; build cache and GOPATH under $(OUTPUT), not in the home directory.
+WL_GO_SRCS := $(wildcard $(WL_SRC)/golabels/*.go) $(WL_SRC)/golabels/go.mod
+WL_GO_ENV = GOCACHE=$(abspath $(OUTPUT))/go-cache GOPATH=$(abspath $(OUTPUT))/go-path \
+	GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local
+WL_GO_LDFLAGS_plain :=
+WL_GO_LDFLAGS_stripped := -s -w
+
+# $(1): 0 or 1 (CGO_ENABLED), $(2): plain or stripped
+define wl_golabels
+$(WL_DIR)/golabels-cgo$(1)-$(2): $(WL_GO_SRCS) | $(WL_DIR)
+	$$(call msg,GO,$$@)
+	$$(Q)cd $(WL_SRC)/golabels && $$(WL_GO_ENV) CGO_ENABLED=$(1) \
+		go build -ldflags='$(WL_GO_LDFLAGS_$(2))' -o $(abspath $(WL_DIR))/golabels-cgo$(1)-$(2) .
+WL_BINS += $(WL_DIR)/golabels-cgo$(1)-$(2)
+endef
+
+$(foreach cgo,0 1,$(foreach strip,plain stripped,$(eval $(call wl_golabels,$(cgo),$(strip)))))
+
 # Last: every workload above is in WL_BINS by now.
 .PHONY: workloads
 workloads: $(WL_BINS)

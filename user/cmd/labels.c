@@ -168,12 +168,17 @@ static int put_labels(struct labels_run *run)
 		fmt__json_bytes(stdout, diag->object, strlen(diag->object));
 		fputs(",\"recipe\":", stdout);
 		fmt__json_bytes(stdout, diag->msg, strlen(diag->msg));
+		fputs(",\"go\":", stdout);
+		fmt__json_bytes(stdout, diag->go, strlen(diag->go));
 		fputs(",\"threads\":[", stdout);
 		err = profile__for_each(run->profile, put_thread_json, run);
 		fputs("\n]}\n", stdout);
 	} else {
-		fmt__text_line(stdout, "pid %d: %s from %s (%s)", run->env->pid,
-			       tls__form_name(run->form), diag->object, diag->msg);
+		if (run->form != LP_FORM_NONE)
+			fmt__text_line(stdout, "pid %d: %s from %s (%s)", run->env->pid,
+				       tls__form_name(run->form), diag->object, diag->msg);
+		if (diag->go[0])
+			fmt__text_line(stdout, "pid %d: go_pprof (%s)", run->env->pid, diag->go);
 		err = profile__for_each(run->profile, put_thread_text, run);
 	}
 	if (!err && fflush(stdout))
@@ -202,6 +207,9 @@ static int find_recipe(const struct labels_env *env, struct lp_recipe *r, struct
 	}
 	/* diag quotes the process's file names: escaped */
 	err = tls__resolve_process(NULL, env->pid, r, diag);
+	/* a Go program's labels are read whatever became of custom labels */
+	if (r->go.format != LP_GO_NONE && err != -ESRCH && err != -EACCES && err != -EPERM)
+		return 0;
 	if (err == -ESRCH)
 		fprintf(stderr, "labelprof: no such process: %d\n", env->pid);
 	else if (err == -EACCES || err == -EPERM)
@@ -213,8 +221,9 @@ static int find_recipe(const struct labels_env *env, struct lp_recipe *r, struct
 		fmt__text_line(stderr, "labelprof: pid %d: the labels%s%s cannot be located: %s",
 			       env->pid, diag->object[0] ? " of " : "", diag->object, diag->msg);
 	else if (r->form == LP_FORM_NONE)
-		fmt__text_line(stderr, "labelprof: pid %d publishes no labels: %s%s%s", env->pid,
-			       diag->object, diag->object[0] ? ": " : "", diag->msg);
+		fmt__text_line(stderr, "labelprof: pid %d publishes no labels: %s%s%s%s%s", env->pid,
+			       diag->object, diag->object[0] ? ": " : "", diag->msg,
+			       diag->go[0] ? "; " : "", diag->go);
 	else
 		return 0;
 	return err ? err : -ENOENT;
@@ -227,7 +236,8 @@ int cmd_labels(int argc, char **argv)
 		.options = labels_options,
 		.parser = parse_labels_opt,
 		.args_doc = "PID",
-		.doc = "Shows the custom labels every thread of process PID has set right now. "
+		.doc = "Shows the custom labels (and a Go program's goroutine pprof labels) every "
+		       "thread of process PID has set right now. "
 		       "A BPF task iterator reads them where the threads keep them, with the "
 		       "recipe 'labelprof record' uses, without stopping the process.\v"
 		       "Text output: a line naming the label form and the file that publishes "
@@ -242,7 +252,7 @@ int cmd_labels(int argc, char **argv)
 		       "labels, a key over 128 bytes or a value over 256 bytes, the limits "
 		       "'labelprof record' reads with); malformed (a label with a NULL value "
 		       "was skipped); exiting.\n\n"
-		       "--json writes {\"pid\", \"form\", \"object\", \"recipe\", \"threads\": "
+		       "--json writes {\"pid\", \"form\", \"object\", \"recipe\", \"go\", \"threads\": "
 		       "[{\"tid\", \"comm\", \"labels\": {KEY: VALUE}, \"status\", \"flags\"}]} "
 		       "with byte strings escaped as in docs/json-format.md.\n\n"
 		       "Exit status: 0 when the labels were read; 1 when they could not be "

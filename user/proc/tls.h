@@ -10,8 +10,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "labelprof.h"
+#include "proc/golang.h"
 
 /* At most this many TLS relocations of the label symbol are kept per file. */
 #define TLS_MAX_RELOCS		  8
@@ -65,6 +67,7 @@ struct tls_file_info {
 	__u32 nr_exec_segments;
 	struct tls_reloc relocs[TLS_MAX_RELOCS];
 	struct tls_segment exec_segments[TLS_MAX_EXEC_SEGMENTS];
+	struct go_file_info go; /* executables: Go build info (proc/golang.h) */
 };
 
 /* Which of docs/design.md section 3's cases a recipe came from. */
@@ -84,6 +87,7 @@ struct tls_diag {
 	__u32 libc;		   /* enum tls_libc of the process */
 	char object[TLS_DIAG_LEN]; /* the object publishing the labels, as mapped */
 	char msg[TLS_DIAG_LEN];	   /* one line for logs */
+	char go[TLS_DIAG_LEN];	   /* Go programs: the version and how labels are read, or why not */
 };
 
 /* "custom_labels_v0", "custom_labels_v1", or NULL for LP_FORM_NONE and unknown forms. */
@@ -109,6 +113,11 @@ int tls__inspect_fd(int fd, const char *name, struct tls_file_info *info, char *
  * TLS segment is unusable, -ENOTSUP for an unknown machine.
  */
 int tls__exe_recipe(const struct tls_file_info *info, struct lp_recipe *recipe);
+/*
+ * The offset from tp of the byte at value in an executable's TLS segment.
+ * Returns 0, -EINVAL if the segment is unusable, -ENOTSUP for an unknown machine.
+ */
+int tls__exe_tls_offset(const struct tls_file_info *info, uint64_t value, int64_t *offset);
 
 /*
  * Per-file inspection results keyed by device and inode and checked against

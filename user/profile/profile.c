@@ -489,6 +489,8 @@ static long decode_labels(struct profile *p, const unsigned char *b, size_t labe
 			return -EINVAL;
 		memcpy(&lh, b + off, sizeof(lh));
 		off += sizeof(lh);
+		/* the top bits name the label's source (enum lp_label_source) */
+		lh.key_len &= LP_LABEL_LEN_MASK;
 		if ((size_t)lh.key_len + lh.value_len > label_bytes - off)
 			return -EINVAL;
 		d->l.key = b + off;

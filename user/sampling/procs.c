@@ -185,6 +185,7 @@ static void resolve(struct procs *p, struct proc_entry *e)
 {
 	struct lp_recipe recipe = {};
 	struct tls_diag diag = {};
+	struct lp_go_ref go;
 	__u64 seq, exec_vm;
 	int err;
 
@@ -196,7 +197,8 @@ static void resolve(struct procs *p, struct proc_entry *e)
 	exec_vm = exec_vm_pages(e->pid);
 	p->stats.resolves++;
 	err = tls__resolve_process(p->tls, e->pid, &recipe, &diag);
-	if (err == -ESRCH || err == -ENOENT) {
+	go = recipe.go;
+	if (err == -ESRCH || (err == -ENOENT && go.format == LP_GO_NONE)) {
 		remove_entry(p, e);
 		return;
 	}
@@ -209,6 +211,8 @@ static void resolve(struct procs *p, struct proc_entry *e)
 	}
 	if (err)
 		memset(&recipe, 0, sizeof(recipe));
+	/* Go labels do not depend on the custom labels' TLS */
+	recipe.go = go;
 	recipe.exec_seq = seq;
 	recipe.exec_vm = exec_vm;
 	if (sampler__set_recipe(p->sampler, e->pid, &recipe)) {
@@ -218,6 +222,8 @@ static void resolve(struct procs *p, struct proc_entry *e)
 	}
 	if (p->verbose && recipe.form != e->form && recipe.form != LP_FORM_NONE)
 		fprintf(stderr, "labelprof: pid %d: %s\n", e->pid, diag.msg);
+	if (p->verbose && diag.go[0] && e->attempts == 0)
+		fprintf(stderr, "labelprof: pid %d: %s\n", e->pid, diag.go);
 	set_form(p, e, recipe.form);
 
 	if (recipe.form != LP_FORM_NONE || e->attempts >= MAX_ATTEMPTS) {

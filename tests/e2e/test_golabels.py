@@ -1,0 +1,124 @@
+"""Go pprof labels against ground truth: golabels goroutines (each locked to
+its thread) switch label sets with pprof.Do every 1-5 ms, burning CPU in one
+function per set, and report the CPU each set used. Built by Debian's Go with
+and without cgo, stripped and not (docs/design.md section 8)."""
+
+import json
+import re
+import subprocess
+
+import pytest
+
+from conftest import (LABELPROF, check_exit, count, label_set, labels_of, load_json, measure,
+                      overlap_fraction, record, started, user_functions, which_function,
+                      workload)
+
+VARIANTS = [f"cgo{cgo}-{strip}" for cgo in (0, 1) for strip in ("plain", "stripped")]
+DURATION = 3
+# Share of the samples in a burn function that carry exactly its set.
+GO_ATTRIBUTION_MIN = 0.99
+# A set's share of the samples vs its share of the measured CPU time.
+SHARE_TOLERANCE = 0.03
+# Where a goroutine hands its thread to the scheduler: from there on the thread
+# runs g0 with m.curg cleared, no goroutine's labels apply (as in Go's own
+# profiler), though the goroutine's frames are still on the walked stack.
+SCHEDULER_ENTRIES = {"runtime.mcall", "runtime.morestack"}
+
+
+def golabels_argv(variant, report):
+    return [workload(f"golabels-{variant}"), "--threads", "2", "--interval", "1000,5000",
+            "--output", report]
+
+
+def expected_cpu(report, window_start, window_end):
+    cpu = {}
+    names = {s["id"]: s["function"] for s in report["sets"]}
+    for _tid, k, start, end, cpu_ns in report["intervals"]:
+        fn = names[k] if k >= 0 else report["unlabelled"]["function"]
+        cpu[fn] = cpu.get(fn, 0) + cpu_ns * overlap_fraction(start, end, window_start, window_end)
+    return cpu
+
+
+def in_scheduler(sample, fn):
+    """Whether the thread had left goroutine fn for the scheduler (leaf side of fn)."""
+    frames = user_functions(sample)
+    return bool(SCHEDULER_ENTRIES & set(frames[:frames.index(fn)]))
+
+
+def check_golabels(request, rec, report):
+    prof = rec.profile
+    expected = {s["function"]: label_set(s["labels"]) for s in report["sets"]}
+    expected[report["unlabelled"]["function"]] = frozenset()
+    samples = prof.of_pids(report["pid"])
+
+    right = dict.fromkeys(expected, 0)
+    total = dict.fromkeys(expected, 0)
+    wrong = []
+    scheduler = 0
+    for s in samples:
+        fn = which_function(s, expected)
+        if fn is None:
+            continue
+        if in_scheduler(s, fn):
+            scheduler += s["count"]
+            continue
+        total[fn] += s["count"]
+        if labels_of(s) == expected[fn]:
+            right[fn] += s["count"]
+        else:
+            wrong.append((fn, s["count"], s.get("labels"), s.get("flags")))
+
+    cpu = expected_cpu(report, prof.start_ns, prof.start_ns + prof.duration_ns)
+    cpu_total = sum(cpu.values())
+    sampled = sum(total.values())
+    measure(request, f"{report['go_version']}: {count(samples)} samples, "
+                     f"{sum(right.values())}/{sampled} in burn functions correctly labelled, "
+                     f"{scheduler} in the scheduler left out; counters {prof.counters}")
+    assert sampled > 0, "no sample in any burn function: are the stacks symbolized?"
+    assert cpu_total > 0, "the workload burned no CPU inside the recording's time window"
+    for fn in expected:
+        assert total[fn] > 0, f"no sample in {fn}"
+        assert right[fn] / total[fn] >= GO_ATTRIBUTION_MIN, (
+            f"{fn}: {right[fn]}/{total[fn]} samples carry exactly its labels "
+            f"{sorted(expected[fn])}; wrong: {wrong[:5]}")
+    for fn in expected:
+        sample_share = total[fn] / sampled
+        cpu_share = cpu.get(fn, 0) / cpu_total
+        assert abs(sample_share - cpu_share) <= SHARE_TOLERANCE, (
+            f"{fn}: {sample_share:.1%} of the samples but {cpu_share:.1%} of the CPU time")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_golabels_attribution(request, tmp_path, variant):
+    """labelprof -p PID on a running Go program: every burn function's samples
+    carry exactly the goroutine's pprof labels, in CPU proportions."""
+    report_path = tmp_path / "golabels.json"
+    with started(golabels_argv(variant, report_path)) as wl:
+        rec = record(tmp_path, "-p", wl.pid, duration=DURATION)
+    check_exit(wl)
+    report = load_json(report_path)
+    assert report["go_version"].startswith("go1.")
+    check_golabels(request, rec, report)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_golabels_labels_command(tmp_path, variant):
+    """labelprof labels PID names the Go version and reads the goroutines'
+    labels: every labelled thread shows one of the workload's sets."""
+    report_path = tmp_path / "golabels.json"
+    with started(golabels_argv(variant, report_path)) as wl:
+        seen = set()
+        for _ in range(20):
+            out = subprocess.run([str(LABELPROF), "labels", "--json", str(wl.pid)],
+                                 capture_output=True, timeout=60)
+            assert out.returncode == 0, out.stderr
+            doc = json.loads(out.stdout.decode("utf-8", "surrogateescape"))
+            assert re.match(r"go1\.\d+(\.\d+)?: pprof labels \(map\)", doc["go"]), doc["go"]
+            for t in doc["threads"]:
+                assert t["status"] == "ok", t
+                if t["labels"]:
+                    seen.add(label_set(t["labels"]))
+    check_exit(wl)
+    sets = {label_set(s["labels"]) for s in load_json(report_path)["sets"]}
+    assert seen, "no thread had labels in 20 reads"
+    assert seen <= sets, f"sets the workload never set: {seen - sets}"
