@@ -10,9 +10,9 @@ import subprocess
 
 import pytest
 
-from conftest import (LABELPROF, check_exit, count, label_set, labels_of, load_json, measure,
-                      overlap_fraction, record, started, user_functions, which_function,
-                      workload)
+from conftest import (LABELPROF, check_exit, count, flags_of, label_set, labels_of, load_json,
+                      measure, overlap_fraction, record, started, user_functions,
+                      which_function, workload)
 
 VARIANTS = [f"cgo{cgo}-{strip}" for cgo in (0, 1) for strip in ("plain", "stripped")]
 DURATION = 3
@@ -155,3 +155,74 @@ def test_golabels_labels_command(tmp_path, variant):
     sets = {label_set(s["labels"]) for s in load_json(report_path)["sets"]}
     assert seen, "no thread had labels in 20 reads"
     assert seen <= sets, f"sets the workload never set: {seen - sets}"
+
+
+# gofake-go124's sets (tests/workloads/gofake.c): the slice format of Go >= 1.24.
+GOFAKE_SETS = {
+    "burn_set_0": {"endpoint": "/checkout", "tenant": "acme"},
+    "burn_set_1": {"": "empty key", "region": "", "tenant": "globex"},
+    "burn_set_2": {f"k{i}": f"v{i}" for i in range(10)},
+    "burn_unlabelled": {},
+}
+
+
+def samples_by_function(rec, pid, names):
+    by_fn = {fn: [] for fn in names}
+    for s in rec.profile.of_pids(pid):
+        fn = which_function(s, names)
+        if fn is not None:
+            by_fn[fn].append(s)
+    return by_fn
+
+
+def test_go_slice_format(request, tmp_path):
+    """Go >= 1.24 keeps a goroutine's labels as a sorted slice: read from a C
+    program that lays out g, m and the slice as Go 1.24 does and carries its
+    build info, through the real inspection and BPF reader."""
+    with started([workload("gofake-go124")]) as wl:
+        rec = record(tmp_path, "-p", wl.pid, duration=DURATION)
+    check_exit(wl)
+    by_fn = samples_by_function(rec, wl.pid, GOFAKE_SETS)
+    for fn, labels in GOFAKE_SETS.items():
+        samples = by_fn[fn]
+        right = count([s for s in samples if labels_of(s) == label_set(labels)])
+        wrong = [(s.get("labels"), s.get("flags")) for s in samples
+                 if labels_of(s) != label_set(labels)]
+        measure(request, f"{fn}: {right}/{count(samples)} samples with exactly its labels")
+        assert count(samples) > 0, f"no sample in {fn}"
+        assert right / count(samples) >= GO_ATTRIBUTION_MIN, f"{fn}: wrong {wrong[:5]}"
+
+
+# gofake-go119-hostile's threads (tests/workloads/gofake.c): hostile label maps
+# and what each must give: exactly these labels, and this flag on every sample.
+HOSTILE = {
+    "hostile_good": ({"tenant": "acme", "endpoint": "/checkout"}, None),
+    "hostile_huge_b": ({}, "malformed"),
+    "hostile_cycle": ({"loop": "forever"}, "truncated"),
+    "hostile_wild_buckets": ({}, "read_fault"),
+    "hostile_count_lies": ({}, "malformed"),
+    "hostile_growing": ({}, "truncated"),
+    "hostile_wild_labels": ({}, "read_fault"),
+}
+
+
+def test_go_hostile_maps(request, tmp_path):
+    """Go label maps laid out to harm the reader (B of 200, a bucket that is its
+    own overflow, buckets and labels pointing nowhere, a count the buckets
+    contradict, a map caught growing): no crash, no wrong label, each flagged
+    and counted."""
+    with started([workload("gofake-go119-hostile")]) as wl:
+        rec = record(tmp_path, "-p", wl.pid, duration=DURATION)
+    check_exit(wl)
+    by_fn = samples_by_function(rec, wl.pid, HOSTILE)
+    for fn, (labels, flag) in HOSTILE.items():
+        samples = by_fn[fn]
+        assert count(samples) > 0, f"no sample in {fn}"
+        bad = [(s.get("labels"), s.get("flags")) for s in samples
+               if labels_of(s) != label_set(labels) or (flag and flag not in flags_of(s))]
+        assert not bad, f"{fn}: {bad[:5]}"
+    counters = rec.profile.counters
+    measure(request, f"counters {counters}")
+    assert counters["malformed_labels"] > 0
+    assert counters["label_read_faults"] > 0
+    assert counters["truncations"] > 0

@@ -155,6 +155,20 @@ endef
 
 $(foreach cgo,0 1,$(foreach strip,plain stripped,$(eval $(call wl_golabels,$(cgo),$(strip)))))
 
+# gofake: C programs laid out as Go programs (the label formats of other Go
+# versions, hostile label maps); offsets from proc/golang.c's table.
+$(WL_DIR)/gofake-go124: $(WL_SRC)/gofake.c $(WL_COMMON) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -DGOFAKE_VERSION='"go1.24.2"' -DGOFAKE_LABELS_OFFSET=352 \
+		-DGOFAKE_SLICE $(LDFLAGS) $< $(WL_COMMON) -lpthread -o $@
+
+$(WL_DIR)/gofake-go119-hostile: $(WL_SRC)/gofake.c $(WL_COMMON) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -DGOFAKE_VERSION='"go1.19.8"' -DGOFAKE_LABELS_OFFSET=360 \
+		$(LDFLAGS) $< $(WL_COMMON) -lpthread -o $@
+
+WL_BINS += $(WL_DIR)/gofake-go124 $(WL_DIR)/gofake-go119-hostile
+
 # Last: every workload above is in WL_BINS by now.
 .PHONY: workloads
 workloads: $(WL_BINS)
