@@ -226,3 +226,34 @@ def test_go_hostile_maps(request, tmp_path):
     assert counters["malformed_labels"] > 0
     assert counters["label_read_faults"] > 0
     assert counters["truncations"] > 0
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_go_inspect(variant):
+    """labelprof inspect FILE names the Go version and how its labels are read."""
+    out = subprocess.run([str(LABELPROF), "inspect", workload(f"golabels-{variant}")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"^go: go1\.\d+\S*: pprof labels \(map\), g at tp-8", out.stdout, re.M), (
+        out.stdout)
+
+
+def test_go_unknown_version(tmp_path):
+    """A Go version without known offsets: inspect says so, and no label is
+    read (no guess), though the process lays out labels as Go 1.24 does."""
+    binary = workload("gofake-go199")
+    out = subprocess.run([str(LABELPROF), "inspect", binary], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "go: go1.99.1: labels not supported" in out.stdout, out.stdout
+    with started([binary]) as wl:
+        out = subprocess.run([str(LABELPROF), "inspect", "--json", str(wl.pid)],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        doc = json.loads(out.stdout)
+        assert doc["status"] == "none" and doc["go"].startswith("go1.99.1: labels not supported")
+        rec = record(tmp_path, "-p", wl.pid, duration=1)
+    check_exit(wl)
+    samples = rec.profile.of_pids(wl.pid)
+    assert count(samples) > 0
+    assert not [s for s in samples if s.get("labels")]

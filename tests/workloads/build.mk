@@ -167,7 +167,13 @@ $(WL_DIR)/gofake-go119-hostile: $(WL_SRC)/gofake.c $(WL_COMMON) | $(WL_DIR)
 	$(Q)$(CC) $(WL_CFLAGS) -DGOFAKE_VERSION='"go1.19.8"' -DGOFAKE_LABELS_OFFSET=360 \
 		$(LDFLAGS) $< $(WL_COMMON) -lpthread -o $@
 
-WL_BINS += $(WL_DIR)/gofake-go124 $(WL_DIR)/gofake-go119-hostile
+# a Go version labelprof has no offsets for
+$(WL_DIR)/gofake-go199: $(WL_SRC)/gofake.c $(WL_COMMON) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -DGOFAKE_VERSION='"go1.99.1"' -DGOFAKE_LABELS_OFFSET=352 \
+		-DGOFAKE_SLICE $(LDFLAGS) $< $(WL_COMMON) -lpthread -o $@
+
+WL_BINS += $(WL_DIR)/gofake-go124 $(WL_DIR)/gofake-go119-hostile $(WL_DIR)/gofake-go199
 
 # Last: every workload above is in WL_BINS by now.
 .PHONY: workloads

@@ -161,11 +161,22 @@ static void put_str_json(const char *s)
 		fputs("null", stdout);
 }
 
+/* A Go executable's version and how its goroutine labels are read, or why not; NULL if not Go. */
+static const char *go_labels_line(const struct tls_file_info *info, char *buf, size_t len)
+{
+	struct lp_go_ref go;
+
+	if (!info->go.is_go)
+		return NULL;
+	golang__recipe(info, &go, buf, len);
+	return buf;
+}
+
 static void put_file_json(const char *path, const struct tls_file_info *info)
 {
 	struct tls_model model = file_tls_model(info);
 	struct lp_recipe exe;
-	char reason[128];
+	char reason[128], go[TLS_DIAG_LEN];
 	__u32 i;
 
 	fputs("{\"file\":", stdout);
@@ -184,6 +195,8 @@ static void put_file_json(const char *path, const struct tls_file_info *info)
 		no_labels_reason(info, reason, sizeof(reason));
 		fputs(",\"reason\":", stdout);
 		put_str_json(reason);
+		fputs(",\"go\":", stdout);
+		put_str_json(go_labels_line(info, go, sizeof(go)));
 		fputs("}", stdout);
 		return;
 	}
@@ -206,7 +219,9 @@ static void put_file_json(const char *path, const struct tls_file_info *info)
 		       (uint64_t)info->relocs[i].r_offset,
 		       info->relocs[i].local ? "module" : "symbol");
 	}
-	fputs("]}", stdout);
+	fputs("],\"go\":", stdout);
+	put_str_json(go_labels_line(info, go, sizeof(go)));
+	fputs("}", stdout);
 }
 
 static void put_file_text(const char *path, const struct tls_file_info *info, const char *indent)
@@ -214,12 +229,14 @@ static void put_file_text(const char *path, const struct tls_file_info *info, co
 	struct tls_model model = file_tls_model(info);
 	const char *libc = NAME(libc_names, info->interp_libc);
 	struct lp_recipe exe;
-	char reason[128];
+	char reason[128], go[TLS_DIAG_LEN];
 	__u32 i;
 
 	fmt__text_line(stdout, "%sfile: %s (%s, %s%s%s)", indent, path,
 		       info->is_exe ? "executable" : "shared library",
 		       tls__machine_name(info->machine), libc ? ", " : "", libc ? libc : "");
+	if (go_labels_line(info, go, sizeof(go)))
+		fmt__text_line(stdout, "%sgo: %s", indent, go);
 	if (info->form == LP_FORM_NONE) {
 		no_labels_reason(info, reason, sizeof(reason));
 		printf("%slabels: none: %s\n", indent, reason);
@@ -325,6 +342,9 @@ static int inspect_pid(const struct inspect_env *env)
 	} else if (err) {
 		status = "error"; /* labels are published, their TLS cannot be located */
 		summary = "labels not located";
+	} else if (r.form == LP_FORM_NONE && r.go.format != LP_GO_NONE) {
+		status = "ok";
+		summary = "go_pprof";
 	} else if (r.form == LP_FORM_NONE) {
 		status = "none";
 		summary = "no labels";
@@ -357,6 +377,8 @@ static int inspect_pid(const struct inspect_env *env)
 			put_file_json(diag.object, &info);
 		else
 			fputs("null", stdout);
+		fputs(",\"go\":", stdout);
+		put_str_json(diag.go[0] ? diag.go : NULL);
 		fputs("}\n", stdout);
 	} else {
 		fmt__text_line(stdout, "pid %d: %s: %s", env->pid, summary, diag.msg);
@@ -369,6 +391,8 @@ static int inspect_pid(const struct inspect_env *env)
 			put_file_text(diag.object, &info, "  ");
 		else if (diag.object[0])
 			fmt__text_line(stdout, "  object: %s", diag.object);
+		if (diag.go[0])
+			fmt__text_line(stdout, "  go: %s", diag.go);
 	}
 	return 0;
 }
