@@ -186,11 +186,22 @@ static void test_stripped_same_recipe(void **state)
 		assert_int_equal(golang__recipe(&plain, &a, NULL, 0), 0);
 		assert_int_equal(golang__recipe(&stripped, &b, NULL, 0), 0);
 		assert_memory_equal(&a, &b, sizeof(a));
+		assert_int_equal(a.g_in_register, 0);
+		if (i == 0) {
+			/* Go's own linker: g just below tp */
+			assert_false(plain.has_tls);
+			assert_int_equal(a.g_offset, -8);
+			continue;
+		}
+		/*
+		 * cgo, with C thread-locals beside runtime.tlsg: the stripped
+		 * build's offset comes from its code, the plain one's from the
+		 * symbol, and they agree.
+		 */
+		assert_true(plain.go.has_tlsg);
+		assert_true(plain.tls_memsz > sizeof(uint64_t));
+		assert_true(stripped.go.has_code_g);
 	}
-	/* cgo: runtime.tlsg, the only TLS word, just below tp (variant II) */
-	assert_true(plain.go.has_tlsg);
-	assert_int_equal(a.g_offset, -8);
-	assert_int_equal(a.g_in_register, 0);
 }
 
 /* Versions without offsets get no recipe and say so. */

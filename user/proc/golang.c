@@ -3,6 +3,7 @@
  * Go build info and the goroutine-label offsets per Go version
  * (docs/design.md section 8).
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,79 @@ static int read_buildinfo_version(const struct elf_file *ef, uint64_t addr, char
 	return 0;
 }
 
+/*
+ * Go code on x86-64 loads g into R14 with "mov %fs:DISP32, %r14" (register
+ * ABI, Go >= 1.17), the displacement fixed at link time by whichever linker
+ * linked it: g's offset from tp, even in a stripped cgo binary whose TLS
+ * segment holds C variables too. The displacement most instructions use wins.
+ */
+static const unsigned char mov_fs_r14[] = {0x64, 0x4c, 0x8b, 0x34, 0x25};
+#define CODE_SCAN_MAX	  (256u << 20)
+#define CODE_SCAN_CHUNK	  (1u << 20)
+#define CODE_SCAN_OFFSETS 8
+
+struct disp_count {
+	int32_t disp;
+	uint32_t count;
+};
+
+static void count_disp(struct disp_count *c, int32_t disp)
+{
+	size_t i;
+
+	for (i = 0; i < CODE_SCAN_OFFSETS; i++) {
+		if (c[i].count && c[i].disp != disp)
+			continue;
+		c[i].disp = disp;
+		c[i].count++;
+		return;
+	}
+}
+
+static void scan_code_for_g(const struct elf_file *ef, struct go_file_info *info)
+{
+	struct disp_count counts[CODE_SCAN_OFFSETS] = {};
+	const size_t pat = sizeof(mov_fs_r14), insn = pat + sizeof(int32_t);
+	unsigned char *buf = malloc(CODE_SCAN_CHUNK + insn);
+	uint64_t scanned = 0, at, len;
+	size_t i, k, n;
+	int32_t disp;
+	GElf_Phdr ph;
+
+	if (!buf)
+		return;
+	for (i = 0; i < elf_file__phnum(ef) && scanned < CODE_SCAN_MAX; i++) {
+		if (elf_file__phdr(ef, i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		/* chunks overlap by an instruction, so that none is missed at a boundary */
+		for (at = 0; at + insn <= ph.p_filesz && scanned < CODE_SCAN_MAX;
+		     at += CODE_SCAN_CHUNK) {
+			len = ph.p_filesz - at < CODE_SCAN_CHUNK + insn ? ph.p_filesz - at
+									 : CODE_SCAN_CHUNK + insn;
+			if (elf_file__read_vaddr(ef, ph.p_vaddr + at, buf, len))
+				break;
+			scanned += len;
+			n = len - insn + 1;
+			if (n > CODE_SCAN_CHUNK)
+				n = CODE_SCAN_CHUNK;
+			for (k = 0; k < n; k++) {
+				if (buf[k] != mov_fs_r14[0] || memcmp(buf + k, mov_fs_r14, pat))
+					continue;
+				memcpy(&disp, buf + k + pat, sizeof(disp));
+				count_disp(counts, (int32_t)le32toh((uint32_t)disp));
+			}
+		}
+	}
+	free(buf);
+	for (k = 0, i = 0; k < CODE_SCAN_OFFSETS; k++)
+		if (counts[k].count > counts[i].count)
+			i = k;
+	if (counts[i].count) {
+		info->has_code_g = true;
+		info->code_g_offset = counts[i].disp;
+	}
+}
+
 void golang__inspect_elf(const struct elf_file *ef, struct go_file_info *info)
 {
 	uint64_t addr = buildinfo_addr(ef);
@@ -157,6 +231,8 @@ void golang__inspect_elf(const struct elf_file *ef, struct go_file_info *info)
 		info->has_tlsg = true;
 		info->tlsg_value = sym.st_value;
 	}
+	if (elf_file__machine(ef) == EM_X86_64)
+		scan_code_for_g(ef, info);
 }
 
 /* g's slot relative to tp, or g in a register; 0 or -EINVAL with a reason in msg. */
@@ -184,12 +260,18 @@ static int locate_g(const struct tls_file_info *info, struct lp_go_ref *ref, cha
 	}
 	/*
 	 * Linked by the system linker (cgo): g is runtime.tlsg in the
-	 * executable's static TLS block. Stripped of .symtab, a TLS segment
-	 * of one word can only be that slot.
+	 * executable's static TLS block. Stripped of .symtab: on x86-64 the
+	 * offset the code loads g from; elsewhere a TLS segment of one word
+	 * can only be that slot.
 	 */
-	if (go->has_tlsg)
+	if (go->has_tlsg) {
 		value = go->tlsg_value;
-	else if (info->tls_memsz <= sizeof(uint64_t))
+	} else if (go->has_code_g) {
+		ref->g_offset = go->code_g_offset;
+		snprintf(how, how_len, "g at tp%+d (the offset Go's code loads g from)",
+			 go->code_g_offset);
+		return 0;
+	} else if (info->tls_memsz <= sizeof(uint64_t))
 		value = 0;
 	else {
 		msg__set(msg, msg_len,

@@ -23,6 +23,8 @@ struct go_file_info {
 	bool is_go;		       /* has Go build info */
 	bool has_tlsg;		       /* runtime.tlsg is in .symtab (not stripped) */
 	uint64_t tlsg_value;	       /* its st_value: g's slot in the TLS segment */
+	bool has_code_g;	       /* x86-64: the code loads g from one offset from tp */
+	int32_t code_g_offset;	       /* that offset */
 	char version[GO_VERSION_LEN]; /* "go1.19.8", as the build info says */
 };
 
