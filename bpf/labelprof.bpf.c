@@ -405,15 +405,13 @@ struct go_ctx {
 	bool slice; /* sc->labels hold Go's { ptr, len } strings, not { len, buf } */
 };
 
-static __always_inline void go_string(struct lp_string_abi *str, bool swap)
+/* A Go string { ptr, len } read over an lp_string_abi { len, buf }: put in order. */
+static __always_inline void go_string_swap(struct lp_string_abi *str)
 {
-	__u64 t;
+	__u64 ptr = str->len;
 
-	if (swap) {
-		t = str->len;
-		str->len = str->buf;
-		str->buf = t;
-	}
+	str->len = str->buf;
+	str->buf = ptr;
 }
 
 /* One Go label, by bpf_loop (see copy_label). */
@@ -423,12 +421,15 @@ static __always_inline long go_copy_label(__u32 i, struct go_ctx *gx, bool remot
 	struct lp_sample *s = gx->cp.s;
 	__u32 start = sc->off, before = s->label_count;
 	struct lp_label_abi *l;
+	long ret;
 
 	if (i >= LP_MAX_LABELS)
 		return 1;
 	l = &sc->labels[i];
-	go_string(&l->key, gx->slice);
-	go_string(&l->value, gx->slice);
+	if (gx->slice) {
+		go_string_swap(&l->key);
+		go_string_swap(&l->value);
+	}
 	/*
 	 * An empty Go string may have no pointer, which copy_label takes for a
 	 * missing key or value: point it just after the key (one read then).
@@ -437,10 +438,11 @@ static __always_inline long go_copy_label(__u32 i, struct go_ctx *gx, bool remot
 		l->key.buf = l->value.buf ? l->value.buf : 1;
 	if (!l->value.len)
 		l->value.buf = l->key.buf + l->key.len;
-	copy_label(i, &gx->cp, remote);
+	ret = copy_label(i, &gx->cp, remote);
+	/* the source in the top bits of key_len, whose high byte comes second */
 	if (s->label_count != before)
 		sc->rec[(start + 1) & REC_MASK] |= LP_SRC_GO_PPROF << (LP_LABEL_SRC_SHIFT - 8);
-	return 0;
+	return ret;
 }
 
 static long go_copy_label_current(__u32 i, struct go_ctx *gx)
