@@ -24,6 +24,7 @@ static const unsigned int retry_delays_ms[] = {5, 10, 20, 50, 100, 200, 500, 100
 struct proc_entry {
 	pid_t pid;     /* 0: free slot */
 	__u8 form;     /* enum lp_label_form installed in the recipes map */
+	__u8 go;       /* ... and the recipe reads Go pprof labels */
 	__u8 attempts; /* follow-ups/retries done since the last exec or hint */
 	__u64 due_ns;  /* next inspection, 0: none */
 };
@@ -88,7 +89,7 @@ static void remove_entry(struct procs *p, struct proc_entry *e)
 
 	if (e->due_ns)
 		p->pending--;
-	if (e->form != LP_FORM_NONE)
+	if (e->form != LP_FORM_NONE || e->go)
 		p->stats.labelled--;
 	p->stats.tracked--;
 	p->slots[i].pid = 0;
@@ -120,15 +121,18 @@ static void unschedule(struct procs *p, struct proc_entry *e)
 	e->due_ns = 0;
 }
 
-static void set_form(struct procs *p, struct proc_entry *e, __u8 form)
+static void set_form(struct procs *p, struct proc_entry *e, __u8 form, bool go)
 {
-	if (e->form != LP_FORM_NONE)
+	bool was = e->form != LP_FORM_NONE || e->go, is = form != LP_FORM_NONE || go;
+
+	if (was)
 		p->stats.labelled--;
-	if (form != LP_FORM_NONE)
+	if (is)
 		p->stats.labelled++;
-	if (form != LP_FORM_NONE && e->form == LP_FORM_NONE)
+	if (is && !was)
 		p->stats.labelled_seen++;
 	e->form = form;
+	e->go = go;
 }
 
 /*
@@ -224,7 +228,7 @@ static void resolve(struct procs *p, struct proc_entry *e)
 		fprintf(stderr, "labelprof: pid %d: %s\n", e->pid, diag.msg);
 	if (p->verbose && diag.go[0] && e->attempts == 0)
 		fprintf(stderr, "labelprof: pid %d: %s\n", e->pid, diag.go);
-	set_form(p, e, recipe.form);
+	set_form(p, e, recipe.form, recipe.go.format != LP_GO_NONE);
 
 	if (recipe.form != LP_FORM_NONE || e->attempts >= MAX_ATTEMPTS) {
 		unschedule(p, e);
@@ -313,7 +317,7 @@ void procs__handle_event(struct procs *p, const struct lp_proc_event *ev)
 		/* BPF already dropped the old recipe; the new image needs a new one */
 		e = lookup(p, ev->tgid);
 		if (e)
-			set_form(p, e, LP_FORM_NONE);
+			set_form(p, e, LP_FORM_NONE, false);
 		resolve_pid(p, ev->tgid, true);
 		break;
 	case LP_EVENT_EXIT:
