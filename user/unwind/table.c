@@ -30,6 +30,8 @@ static const struct cfi_regs aarch64_regs = {.sp = 31, .fp = 29, .ra = 30, .ip =
 struct fde_range {
 	Dwarf_Addr start;
 	Dwarf_Addr end;
+	Dwarf_CFI *cfi;
+	unsigned int source; /* 0: .eh_frame, 1: .debug_frame, which wins a tie */
 };
 
 static int push_row(struct unwind_table *t, __u32 pc, __u16 cfa, __s16 regs)
@@ -289,15 +291,22 @@ static int cmp_fde(const void *a, const void *b)
 {
 	const struct fde_range *x = a, *y = b;
 
-	return x->start < y->start ? -1 : x->start > y->start;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (int)x->source - (int)y->source;
 }
 
-/* Lists the FDE ranges of CFI section scn of elf, sorted by start. */
-static int list_fdes(Elf *elf, Elf_Scn *scn, bool eh_frame, struct fde_range **out, size_t *count)
+struct fde_list {
+	struct fde_range *v;
+	size_t len, cap;
+};
+
+/* Adds the FDE ranges of CFI section scn of elf, interpreted by cfi, to l. */
+static int list_fdes(Elf *elf, Elf_Scn *scn, bool eh_frame, Dwarf_CFI *cfi, struct fde_list *l)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
-	struct fde_range *v = NULL, *n;
-	size_t len = 0, cap = 0;
+	struct fde_range *n;
+	size_t found = 0;
 	Dwarf_Off off = 0, next;
 	Dwarf_CFI_Entry e, cie;
 	GElf_Shdr sh;
@@ -328,29 +337,21 @@ static int list_fdes(Elf *elf, Elf_Scn *scn, bool eh_frame, struct fde_range **o
 			continue;
 		if (!range || start + range < start)
 			continue;
-		if (len == cap) {
-			cap = cap ? 2 * cap : 256;
-			if (cap > MAX_FDES) {
-				free(v);
+		if (l->len == l->cap) {
+			size_t cap = l->cap ? 2 * l->cap : 256;
+
+			if (cap > MAX_FDES)
 				return -E2BIG;
-			}
-			n = realloc(v, cap * sizeof(*v));
-			if (!n) {
-				free(v);
+			n = realloc(l->v, cap * sizeof(*n));
+			if (!n)
 				return -ENOMEM;
-			}
-			v = n;
+			l->v = n;
+			l->cap = cap;
 		}
-		v[len++] = (struct fde_range){start, start + range};
+		l->v[l->len++] = (struct fde_range){start, start + range, cfi, !eh_frame};
+		found++;
 	}
-	if (ret < 0 && !len) {
-		free(v);
-		return -EINVAL;
-	}
-	qsort(v, len, sizeof(*v), cmp_fde);
-	*out = v;
-	*count = len;
-	return 0;
+	return ret < 0 && !found ? -EINVAL : 0;
 }
 
 static Elf_Scn *find_section(Elf *elf, const char *name)
@@ -372,14 +373,14 @@ static Elf_Scn *find_section(Elf *elf, const char *name)
 	return NULL;
 }
 
-bool unwind_table__has_cfi(Elf *elf)
+bool unwind_table__has_debug_frame(Elf *elf)
 {
-	return find_section(elf, ".eh_frame") || find_section(elf, ".debug_frame");
+	return find_section(elf, ".debug_frame") != NULL;
 }
 
-/* The rows of every FDE of cfi, in address order; overlapping FDEs keep the first. */
-static int derive(const struct cfi_regs *r, Dwarf_CFI *cfi, const struct fde_range *fdes,
-		  size_t nfdes, struct unwind_table *t)
+/* The rows of every FDE, in address order; overlapping FDEs keep the first. */
+static int derive(const struct cfi_regs *r, const struct fde_range *fdes, size_t nfdes,
+		  struct unwind_table *t)
 {
 	Dwarf_Addr covered = 0, a, start, end;
 	Dwarf_Frame *f;
@@ -400,7 +401,7 @@ static int derive(const struct cfi_regs *r, Dwarf_CFI *cfi, const struct fde_ran
 				return ret;
 		}
 		for (a = fdes[i].start; a < fdes[i].end; a = end) {
-			if (dwarf_cfi_addrframe(cfi, a, &f)) {
+			if (dwarf_cfi_addrframe(fdes[i].cfi, a, &f)) {
 				cfa = LP_CFA_NONE;
 				regs = 0;
 				end = fdes[i].end;
@@ -423,14 +424,12 @@ static int derive(const struct cfi_regs *r, Dwarf_CFI *cfi, const struct fde_ran
 int unwind_table__build(Elf *elf, Elf *debug, struct unwind_table *t, char *err, size_t err_len)
 {
 	const struct cfi_regs *r;
-	struct fde_range *fdes = NULL;
+	struct fde_list l = {};
+	Dwarf_CFI *eh_cfi = NULL, *debug_cfi = NULL;
+	Elf_Scn *eh_scn, *debug_scn;
 	Dwarf *dw = NULL;
-	Dwarf_CFI *cfi;
-	Elf_Scn *scn;
 	GElf_Ehdr eh;
-	size_t n = 0;
-	bool eh_frame;
-	int ret;
+	int ret = 0;
 
 	memset(t, 0, sizeof(*t));
 	if (!gelf_getehdr(elf, &eh)) {
@@ -445,40 +444,40 @@ int unwind_table__build(Elf *elf, Elf *debug, struct unwind_table *t, char *err,
 		msg__set(err, err_len, "machine %u has no unwind rules", eh.e_machine);
 		return -ENOTSUP;
 	}
-	scn = find_section(elf, ".eh_frame");
-	eh_frame = scn != NULL;
-	if (!eh_frame) {
-		if (!debug)
-			debug = elf;
-		scn = find_section(debug, ".debug_frame");
-		if (!scn)
-			return 0;
+	/* .eh_frame first; .debug_frame (of the debug file if given) where it has none */
+	if (!debug)
+		debug = elf;
+	eh_scn = find_section(elf, ".eh_frame");
+	debug_scn = find_section(debug, ".debug_frame");
+	if (eh_scn) {
+		eh_cfi = dwarf_getcfi_elf(elf);
+		if (eh_cfi)
+			ret = list_fdes(elf, eh_scn, true, eh_cfi, &l);
+	}
+	if (!ret && debug_scn) {
 		dw = dwarf_begin_elf(debug, DWARF_C_READ, NULL);
-		cfi = dw ? dwarf_getcfi(dw) : NULL;
-	} else {
-		cfi = dwarf_getcfi_elf(elf);
+		debug_cfi = dw ? dwarf_getcfi(dw) : NULL;
+		if (debug_cfi)
+			ret = list_fdes(debug, debug_scn, false, debug_cfi, &l);
 	}
-	if (!cfi) {
-		msg__set(err, err_len, "unreadable CFI: %s", dwarf_errmsg(-1));
+	if (!ret && (eh_scn || debug_scn) && !eh_cfi && !debug_cfi)
 		ret = -EINVAL;
-		goto out;
-	}
-	ret = list_fdes(eh_frame ? elf : debug, scn, eh_frame, &fdes, &n);
 	if (ret) {
 		msg__set(err, err_len, "unreadable CFI: %s", strerror(-ret));
 		goto out;
 	}
-	ret = derive(r, cfi, fdes, n, t);
+	qsort(l.v, l.len, sizeof(*l.v), cmp_fde);
+	ret = derive(r, l.v, l.len, t);
 	if (ret) {
 		msg__set(err, err_len, "%s", ret == -ERANGE ? "code above 4 GiB" : strerror(-ret));
 		unwind_table__free(t);
 	}
 out:
-	free(fdes);
+	free(l.v);
 	if (dw)
 		dwarf_end(dw);
-	else if (cfi)
-		dwarf_cfi_end(cfi);
+	if (eh_cfi)
+		dwarf_cfi_end(eh_cfi);
 	return ret;
 }
 

@@ -18,10 +18,10 @@ struct unwind_table {
 };
 
 /*
- * Derives the rows of elf (EM_X86_64 or EM_AARCH64) from its .eh_frame, or,
- * when it has none, from the .debug_frame of debug (a separate debug file;
- * NULL: elf's own). Returns 0 (count may be 0: no CFI), or -errno with a
- * reason in err.
+ * Derives the rows of elf (EM_X86_64 or EM_AARCH64) from its .eh_frame and,
+ * for the code that has none there, from the .debug_frame of debug (a
+ * separate debug file; NULL: elf's own). Returns 0 (count may be 0: no
+ * CFI), or -errno with a reason in err.
  */
 int unwind_table__build(Elf *elf, Elf *debug, struct unwind_table *t, char *err, size_t err_len);
 void unwind_table__free(struct unwind_table *t);
@@ -29,7 +29,7 @@ void unwind_table__free(struct unwind_table *t);
 /* The row holding pc, or NULL (before the first row). */
 const struct lp_unwind_row *unwind_table__find(const struct unwind_table *t, __u32 pc);
 
-/* Whether elf has CFI of its own: .eh_frame or .debug_frame. */
-bool unwind_table__has_cfi(Elf *elf);
+/* Whether elf has a .debug_frame of its own. */
+bool unwind_table__has_debug_frame(Elf *elf);
 
 #endif /* LABELPROF_UNWIND_TABLE_H */

@@ -292,7 +292,7 @@ static void build(struct unwind *u, struct uobj *o, pid_t pid, const char *path,
 			o->loads[o->nloads].filesz = ph.p_filesz;
 			o->nloads++;
 		}
-	if (!unwind_table__has_cfi(elf_file__elf(ef))) {
+	if (!unwind_table__has_debug_frame(elf_file__elf(ef))) {
 		dfd = open_debug_file(pid, path, o->build_id, o->build_id_len,
 				      elf_file__debuglink(ef));
 		if (dfd >= 0)
