@@ -1165,6 +1165,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		recipes_changed();
 	bpf_map_delete_elem(&hinted, &tgid);
 	bpf_map_delete_elem(&mapped, &tgid);
+	/* the old image's mappings: frame pointers until userspace lists the new ones */
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 
 	if (passes_filter(tgid, NULL))
 		emit_proc_event(LP_EVENT_EXEC, pid_tgid);
@@ -1175,6 +1177,7 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	struct lp_unwind_proc *up;
 	struct lp_recipe *r, copy;
 	__u8 one = 1;
 
@@ -1197,6 +1200,12 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	} else if (!bpf_map_delete_elem(&recipes, &ctgid)) {
 		recipes_changed();
 	}
+	/* and its mappings: a child inherits a recipe, so nothing else would list them */
+	up = bpf_map_lookup_elem(&unwind_procs, &ptgid);
+	if (up)
+		bpf_map_update_elem(&unwind_procs, &ctgid, up, BPF_ANY);
+	else
+		bpf_map_delete_elem(&unwind_procs, &ctgid);
 	return 0;
 }
 
@@ -1214,6 +1223,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	bpf_map_delete_elem(&execs, &tgid);
 	bpf_map_delete_elem(&hinted, &tgid);
 	bpf_map_delete_elem(&mapped, &tgid);
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 	if (passes_filter(tgid, NULL))
 		emit_proc_event(LP_EVENT_EXIT, pid_tgid);
 	if (filter_mode == LP_FILTER_PIDS && follow_children &&

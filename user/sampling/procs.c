@@ -27,6 +27,9 @@ struct proc_entry {
 	__u8 form;     /* enum lp_label_form installed in the recipes map */
 	__u8 attempts; /* follow-ups/retries done since the last exec or hint */
 	__u64 due_ns;  /* next inspection, 0: none */
+	/* exec count and code pages when the unwind mappings were listed; seq 0: never */
+	__u64 unwind_seq;
+	__u64 unwind_vm;
 };
 
 struct procs {
@@ -202,9 +205,19 @@ static void resolve(struct procs *p, struct proc_entry *e)
 		remove_entry(p, e);
 		return;
 	}
-	/* the unwind tables follow the same inspections: exec, unknown pid, new code */
-	if (p->unwind && unwind__update_process(p->unwind, e->pid) && p->verbose)
-		fprintf(stderr, "labelprof: pid %d: no unwind tables\n", e->pid);
+	/*
+	 * The unwind mappings follow the same inspections (exec, unknown pid, new
+	 * code), not the retries that wait for a label library's relocation.
+	 */
+	if (p->unwind && (e->unwind_seq != seq + 1 || e->unwind_vm != exec_vm || !exec_vm)) {
+		if (unwind__update_process(p->unwind, e->pid)) {
+			if (p->verbose)
+				fprintf(stderr, "labelprof: pid %d: no unwind tables\n", e->pid);
+		} else {
+			e->unwind_seq = seq + 1;
+			e->unwind_vm = exec_vm;
+		}
+	}
 	if (err == -EAGAIN)
 		p->stats.retries++;
 	else if (err) {

@@ -240,6 +240,9 @@ static void configure(struct sampler *s, const struct sampler_opts *o)
 		bpf_map__set_max_entries(skel->maps.unwind_fences, unwind_pages(o));
 		bpf_map__set_max_entries(skel->maps.unwind_objects, SAMPLER_UNWIND_MAX_OBJECTS);
 		bpf_map__set_max_entries(skel->maps.unwind_procs, max_processes);
+	} else {
+		/* unused: preallocated, which kernels before 6.1 require of perf_event programs */
+		bpf_map__set_map_flags(skel->maps.unwind_procs, 0);
 	}
 	if (o->filter_mode == LP_FILTER_PIDS)
 		bpf_map__set_max_entries(skel->maps.pid_filter,
