@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -57,6 +58,9 @@ struct unwind {
 	struct unwind_stats st;
 	int shard_fd; /* the last shard written to, open; -1: none */
 	__u32 shard_fd_of;
+	long vdso; /* the index of ours, the image every process of our ABI maps; -1: none */
+	size_t vdso_size;
+	bool vdso_tried;
 	struct lp_unwind_proc proc; /* the value being built */
 };
 
@@ -78,6 +82,7 @@ struct unwind *unwind__new(const struct unwind_maps *maps, bool verbose)
 	u->verbose = verbose;
 	u->next_id = 1;
 	u->shard_fd = -1;
+	u->vdso = -1;
 	u->nshards = (maps->pages + LP_UNWIND_SHARD_PAGES - 1) / LP_UNWIND_SHARD_PAGES;
 	u->used = calloc(maps->pages ? maps->pages : 1, 1);
 	u->shard_made = calloc(u->nshards ? u->nshards : 1, sizeof(bool));
@@ -381,6 +386,61 @@ out:
 	return o;
 }
 
+/*
+ * The vdso's object: the kernel maps one image into every process of an
+ * ABI, ours included, so its rows come from our own copy (a process's
+ * mapping of another size is not ours: left to frame pointers).
+ */
+static struct uobj *vdso_object(struct unwind *u)
+{
+	const struct maps_entry *e = NULL;
+	struct uobj *o = NULL;
+	unsigned char *copy;
+	struct maps *m;
+	char err[256];
+	GElf_Phdr ph;
+	size_t i, n;
+	Elf *elf;
+
+	if (u->vdso_tried)
+		return u->vdso < 0 ? NULL : &u->objs[u->vdso];
+	u->vdso_tried = true;
+	if (maps__read(getpid(), MAPS_EXEC_ONLY, &m))
+		return NULL;
+	for (i = 0; i < maps__count(m) && !e; i++)
+		if (maps__entry(m, i)->kind == MAPS_VDSO)
+			e = maps__entry(m, i);
+	copy = e ? malloc(e->end - e->start) : NULL;
+	if (!copy)
+		goto out;
+	memcpy(copy, (const void *)(uintptr_t)e->start, e->end - e->start);
+	elf = elf_memory((char *)copy, e->end - e->start);
+	o = elf ? new_obj(u) : NULL;
+	if (o) {
+		/* no file behind it: a device and inode no file has */
+		o->dev = (dev_t)-1;
+		o->ino = (ino_t)-1;
+		for (i = 0; elf_getphdrnum(elf, &n) == 0 && i < n && o->nloads < MAX_LOADS; i++)
+			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD) {
+				o->loads[o->nloads].offset = ph.p_offset;
+				o->loads[o->nloads].vaddr = ph.p_vaddr;
+				o->loads[o->nloads].filesz = ph.p_filesz;
+				o->nloads++;
+			}
+		if (unwind_table__build(elf, NULL, &o->table, err, sizeof(err)))
+			o->failed = true;
+		o->has_cfi = o->table.count > 0;
+		u->vdso = o - u->objs;
+		u->vdso_size = e->end - e->start;
+	}
+	if (elf)
+		elf_end(elf);
+	free(copy);
+out:
+	maps__free(m);
+	return o;
+}
+
 /* The load bias of mapping e of o (pc = ip - bias); false if no segment holds its offset. */
 static bool mapping_bias(const struct uobj *o, const struct maps_entry *e, __u64 *bias)
 {
@@ -414,9 +474,15 @@ int unwind__update_process(struct unwind *u, pid_t pid)
 		struct uobj *o;
 		__u64 bias;
 
-		if (e->kind != MAPS_FILE)
+		if (e->kind == MAPS_VDSO) {
+			o = vdso_object(u);
+			if (o && e->end - e->start != u->vdso_size)
+				o = NULL;
+		} else if (e->kind == MAPS_FILE) {
+			o = object_of(u, pid, e);
+		} else {
 			continue;
-		o = object_of(u, pid, e);
+		}
 		if (!o || !o->has_cfi || !mapping_bias(o, e, &bias))
 			continue;
 		o->last_used = u->clock;
