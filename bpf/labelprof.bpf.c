@@ -198,8 +198,9 @@ struct {
 struct unwind_shard {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, LP_UNWIND_SHARD_PAGES);
-	__type(key, __u32);
-	__uint(value_size, sizeof(struct lp_unwind_page)); /* its BTF is a declaration only */
+	/* sizes, not types: the value's BTF would be a declaration only */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct lp_unwind_page));
 };
 
 struct {

@@ -207,9 +207,11 @@ static void resolve(struct procs *p, struct proc_entry *e)
 	}
 	/*
 	 * The unwind mappings follow the same inspections (exec, unknown pid, new
-	 * code), not the retries that wait for a label library's relocation.
+	 * code), not the retries that wait for a label library's relocation, and
+	 * only for the processes sampled.
 	 */
-	if (p->unwind && (e->unwind_seq != seq + 1 || e->unwind_vm != exec_vm || !exec_vm)) {
+	if (p->unwind && (e->unwind_seq != seq + 1 || e->unwind_vm != exec_vm || !exec_vm) &&
+	    sampler__samples_tgid(p->sampler, e->pid)) {
 		if (unwind__update_process(p->unwind, e->pid)) {
 			if (p->verbose)
 				fprintf(stderr, "labelprof: pid %d: no unwind tables\n", e->pid);

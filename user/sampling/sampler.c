@@ -40,6 +40,7 @@ struct sampler {
 	int cgroup_fd;
 	unsigned int freq_hz;
 	enum lp_unwind_mode unwind_mode;
+	enum lp_filter_mode filter_mode;
 	sampler_event_fn fn;
 	void *ctx;
 };
@@ -227,6 +228,7 @@ static void configure(struct sampler *s, const struct sampler_opts *o)
 	skel->rodata->stack_depth = stack_depth();
 	skel->rodata->unwind_mode = o->unwind_mode;
 	s->unwind_mode = o->unwind_mode;
+	s->filter_mode = o->filter_mode;
 
 	bpf_map__set_max_entries(skel->maps.scratch, s->ncpus);
 	bpf_map__set_max_entries(skel->maps.recipes, max_processes);
@@ -523,6 +525,15 @@ int sampler__add_pid(struct sampler *s, __u32 tgid)
 	/* the BPF program's CPUs drop the answers they keep */
 	__atomic_fetch_add(&s->skel->bss->pid_filter_gen, 1, __ATOMIC_SEQ_CST);
 	return err;
+}
+
+bool sampler__samples_tgid(struct sampler *s, __u32 tgid)
+{
+	__u8 one;
+
+	return s->filter_mode != LP_FILTER_PIDS ||
+	       !bpf_map__lookup_elem(s->skel->maps.pid_filter, &tgid, sizeof(tgid), &one,
+				     sizeof(one), 0);
 }
 
 int sampler__unwind_maps(struct sampler *s, struct unwind_maps *m)

@@ -117,6 +117,9 @@ int sampler__add_pid(struct sampler *s, __u32 tgid);
 int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, sampler_event_fn fn,
 			  void *ctx, char *err, size_t err_len);
 
+/* Whether the pid filter lets tgid's samples through (always, without a pid filter). */
+bool sampler__samples_tgid(struct sampler *s, __u32 tgid);
+
 struct unwind_maps;
 /* The unwind tables' maps: 0, or -ENOENT when the sampler walks frame pointers only. */
 int sampler__unwind_maps(struct sampler *s, struct unwind_maps *m);
