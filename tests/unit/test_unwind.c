@@ -227,7 +227,6 @@ static void check_against_readelf(const char *path, const struct unwind_table *t
 		if (n >= 4 && !strcmp(w[3], "CIE")) {
 			in_cie = true;
 			in_fde = false;
-			ncols = 0;
 			continue;
 		}
 		if (n >= 6 && !strcmp(w[3], "FDE") && !strncmp(w[5], "pc=", 3)) {
@@ -240,16 +239,15 @@ static void check_against_readelf(const char *path, const struct unwind_table *t
 			fde_start = lo;
 			fde_has_rows = false;
 			in_cie = false;
-			ncols = 0;
 			if (in_fde)
 				st->fdes++;
 			continue;
 		}
 		if (n >= 2 && !strcmp(w[0], "LOC") && !strcmp(w[1], "CFA")) {
+			for (i = 0; i < ncols; i++)
+				free(cols[i]);
 			for (i = 0; i < n; i++)
 				cols[i] = strdup(w[i]);
-			for (i = n; i < ncols; i++)
-				free(cols[i]);
 			ncols = n;
 			continue;
 		}

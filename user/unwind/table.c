@@ -466,7 +466,8 @@ int unwind_table__build(Elf *elf, Elf *debug, struct unwind_table *t, char *err,
 		msg__set(err, err_len, "unreadable CFI: %s", strerror(-ret));
 		goto out;
 	}
-	qsort(l.v, l.len, sizeof(*l.v), cmp_fde);
+	if (l.len)
+		qsort(l.v, l.len, sizeof(*l.v), cmp_fde);
 	ret = derive(r, l.v, l.len, t);
 	if (ret) {
 		msg__set(err, err_len, "%s", ret == -ERANGE ? "code above 4 GiB" : strerror(-ret));
