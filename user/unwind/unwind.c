@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -455,6 +456,17 @@ static bool mapping_bias(const struct uobj *o, const struct maps_entry *e, __u64
 	return false;
 }
 
+/* Whether pid runs our own executable: a child forked to exec a command, not there yet. */
+static bool runs_us(pid_t pid)
+{
+	struct stat self, other;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	return !stat("/proc/self/exe", &self) && !stat(path, &other) &&
+	       self.st_dev == other.st_dev && self.st_ino == other.st_ino;
+}
+
 int unwind__update_process(struct unwind *u, pid_t pid)
 {
 	struct lp_unwind_proc *v = &u->proc;
@@ -463,6 +475,9 @@ int unwind__update_process(struct unwind *u, pid_t pid)
 	size_t i;
 	int ret;
 
+	/* its exec brings the inspection that matters */
+	if (runs_us(pid))
+		return 0;
 	ret = maps__read(pid, MAPS_EXEC_ONLY, &m);
 	if (ret)
 		return ret;
