@@ -135,6 +135,9 @@ $(WL_DIR)/container: $(WL_SRC)/container.c | $(WL_DIR)
 
 WL_BINS += $(WL_DIR)/container
 
+# unwind: code without frame pointers, for the CFI unwinding tests.
+include $(WL_SRC)/unwind_build.mk
+
 # Last: every workload above is in WL_BINS by now.
 .PHONY: workloads
 workloads: $(WL_BINS)
