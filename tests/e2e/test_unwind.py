@@ -25,8 +25,10 @@ threads at once, and every labelprof stack is held to both truths:
 
 Frames of both tools are named by one symbolizer (nm on each object and its
 debug file by build id, libc's from libc6-dbg) at ELF addresses: labelprof's
-module_offset, minus one for return addresses, and perf's printed address,
-from which perf has already subtracted one for return addresses.
+module_offset, minus one for return addresses, and the address of perf's
+printed file offset, from which perf has already subtracted one for return
+addresses. Caller steps too rare for perf to have sampled them are checked
+against the machine code: the return address must follow a call to the callee.
 """
 
 import bisect
@@ -85,6 +87,14 @@ def build_id_path(bid):
     return BUILD_ID_DIR / bid[:2] / f"{bid[2:]}.debug"
 
 
+def load_segments(path):
+    """(file offset, address, file size) of an ELF file's PT_LOAD segments."""
+    out = subprocess.run(["readelf", "-lW", str(path)], capture_output=True, text=True).stdout
+    return [(int(m.group(1), 16), int(m.group(2), 16), int(m.group(3), 16))
+            for m in re.finditer(r"^\s+LOAD\s+0x([0-9a-f]+) 0x([0-9a-f]+) 0x[0-9a-f]+ "
+                                 r"0x([0-9a-f]+)", out, re.M)]
+
+
 @dataclasses.dataclass(frozen=True)
 class Func:
     """A function of an object, or (start None) an address in none."""
@@ -104,7 +114,8 @@ class Func:
 class Functions:
     """The functions of one ELF file by address: its symbol tables and those of
     its debug file found by build id (libc's static functions are only there),
-    its PLT sections as functions "[.plt]", "[.plt.sec]"."""
+    its PLT sections as functions "[.plt]", "[.plt.sec]", and its entry point
+    as "_start" when no symbol names it (as perf does)."""
 
     def __init__(self, path, symbols_from=None):
         path = symbols_from or path
@@ -119,6 +130,8 @@ class Functions:
                                      capture_output=True, text=True).stdout
                 for line in out.splitlines():
                     parts = line.split()
+                    if len(parts) == 3:  # no size
+                        parts[1:1] = ["0"]
                     if len(parts) == 4 and parts[2] in "tTwWiI":
                         self._add(spans, int(parts[0], 16), int(parts[1], 16),
                                   parts[3].split("@")[0])
@@ -126,12 +139,24 @@ class Functions:
         for m in re.finditer(r"\]\s+(\.plt(?:\.sec|\.got)?)\s+\S+\s+([0-9a-f]+)\s+[0-9a-f]+\s+"
                              r"([0-9a-f]+)", out):
             self._add(spans, int(m.group(2), 16), int(m.group(3), 16), f"[{m.group(1)}]")
+        out = subprocess.run(["readelf", "-hW", str(path)], capture_output=True, text=True).stdout
+        m = re.search(r"Entry point address:\s+0x([0-9a-f]+)", out)
+        if m and int(m.group(1), 16) and int(m.group(1), 16) not in spans:
+            self._add(spans, int(m.group(1), 16), 0, "_start")
         self.starts = sorted(spans)
         # symbols without a size reach the next symbol
         self.ends = [spans[s][0] if spans[s][0] > s else
                      (self.starts[i + 1] if i + 1 < len(self.starts) else s + 1)
                      for i, s in enumerate(self.starts)]
         self.names = [frozenset(spans[s][1]) for s in self.starts]
+        self.segments = load_segments(path)
+
+    def address(self, offset):
+        """The ELF address at a file offset (what perf prints), or None."""
+        for seg_offset, vaddr, filesz in self.segments:
+            if seg_offset <= offset < seg_offset + filesz:
+                return offset - seg_offset + vaddr
+        return None
 
     @staticmethod
     def _add(spans, start, size, name):
@@ -163,14 +188,17 @@ class Symbolizer:
         self.symbols_from = {os.path.realpath(k): v for k, v in (symbols_from or {}).items()}
         self.files = {}
 
-    def func(self, module, addr):
+    def func(self, module, addr, file_offset=False):
+        """The function at an ELF address (or file offset) of module."""
         if not module or addr is None or not module.startswith("/"):
             return Func(module, None, frozenset())
         path = os.path.realpath(module)
         if path not in self.files:
             self.files[path] = (Functions(path, self.symbols_from.get(path))
                                 if os.path.isfile(path) else None)
-        found = self.files[path] and self.files[path].find(addr)
+        if file_offset and self.files[path]:
+            addr = self.files[path].address(addr)
+        found = self.files[path] and addr is not None and self.files[path].find(addr)
         if not found:
             return Func(path, None, frozenset())
         return Func(path, found[0], found[1])
@@ -198,6 +226,82 @@ def named(func, name):
     return name in func.names
 
 
+class CallSites:
+    """The x86-64 call instruction just before a return address: the ground
+    truth for caller steps too rare for perf to have sampled."""
+
+    # prefixes an indirect call may carry: notrack/segment, operand and address size
+    PREFIXES = {0x2e, 0x3e, 0x66, 0x67}
+
+    def __init__(self):
+        self.segments = {}
+        self.known = {}
+
+    def _code_before(self, path, addr, n):
+        if path not in self.segments:
+            self.segments[path] = load_segments(path)
+        for offset, vaddr, filesz in self.segments[path]:
+            if vaddr <= addr - n and addr <= vaddr + filesz:
+                with open(path, "rb") as f:
+                    f.seek(offset + addr - n - vaddr)
+                    return f.read(n)
+        return None
+
+    @classmethod
+    def _indirect_call_length(cls, code):
+        """Length of the indirect call (ff /2) at the start of code, or 0."""
+        i = 0
+        while i < len(code) and code[i] in cls.PREFIXES:
+            i += 1
+        if i < len(code) and 0x40 <= code[i] <= 0x4f:  # REX
+            i += 1
+        if i + 1 >= len(code) or code[i] != 0xff or (code[i + 1] >> 3) & 7 != 2:
+            return 0
+        mod, rm = code[i + 1] >> 6, code[i + 1] & 7
+        length = i + 2
+        if mod != 3:
+            if rm == 4:  # SIB
+                length += 1
+                if mod == 0 and i + 2 < len(code) and code[i + 2] & 7 == 5:
+                    length += 4
+            elif mod == 0 and rm == 5:  # RIP-relative
+                length += 4
+            length += {1: 1, 2: 4}.get(mod, 0)
+        return length
+
+    def call_before(self, path, ret):
+        """("direct", target address), ("indirect", None), or None: no call
+        instruction ends at ret."""
+        key = (path, ret)
+        if key not in self.known:
+            code = self._code_before(path, ret, 16)
+            if code and code[-5] == 0xe8:
+                self.known[key] = ("direct", ret + int.from_bytes(code[-4:], "little",
+                                                                   signed=True))
+            elif code and any(self._indirect_call_length(code[-n:]) == n for n in range(2, 10)):
+                self.known[key] = ("indirect", None)
+            else:
+                self.known[key] = None
+        return self.known[key]
+
+    def calls(self, syms, caller, ret, callee):
+        """Whether the code at caller's return address ret calls callee: a
+        direct call to it or to a PLT stub (for a callee elsewhere, or the
+        stub itself), or an indirect call. A tail call from the call's target
+        fails: perf must have seen those."""
+        call = self.call_before(caller.module, ret)
+        if not call or call[0] == "indirect":
+            return bool(call)
+        target = syms.func(caller.module, call[1])
+        if target.key == callee.key:
+            return True
+        return any(n.startswith("[.plt") for n in target.names) and (
+            callee.module != caller.module or target.key == callee.key)
+
+
+CALL_SITES = CallSites()
+
+
 # ---- perf's stacks --------------------------------------------------------------
 
 PERF_FRAME_RE = re.compile(r"^\s+([0-9a-f]+) (.*) \((.*)\)$")
@@ -212,8 +316,8 @@ def perf_record_cmd(pid, data):
 
 def perf_stacks(data, syms):
     """(tid, user functions leaf first) of every sample perf recorded, as perf
-    unwound them from the copied stacks. perf prints each frame's ELF address
-    in its object, minus one for return addresses."""
+    unwound them from the copied stacks. perf prints each frame's offset in
+    its file, minus one for return addresses."""
     proc = subprocess.run(["perf", "script", "--no-inline", "-F", "tid,ip,sym,dso", "-i",
                            str(data)], capture_output=True, text=True, errors="replace",
                           timeout=600)
@@ -232,7 +336,7 @@ def perf_stacks(data, syms):
             if addr >= 1 << 63 or dso.startswith("[kernel") or (
                     dso.startswith("[") and dso not in ("[vdso]", "[unknown]")):
                 continue  # kernel frames
-            funcs.append(syms.func(dso, addr))
+            funcs.append(syms.func(dso, addr, file_offset=True))
         stacks.append((tid, funcs))
     return stacks
 
@@ -245,12 +349,14 @@ class Thread:
     name: str
     entry: str  # "main" or "thread"
     path: list  # outermost first
+    calls: list  # [caller, callee] below the path
     labels: frozenset
 
     def known_edges(self):
-        """(callee, caller) names the workload's path and glibc's start make."""
+        """(callee, caller) names the workload's path and calls and glibc's start make."""
         chain = TAILS[self.entry][0] + self.path
-        return {(chain[i + 1], chain[i]) for i in range(len(chain) - 1)}
+        return ({(chain[i + 1], chain[i]) for i in range(len(chain) - 1)} |
+                {(callee, caller) for caller, callee in self.calls})
 
     def complete(self, funcs):
         """Whether a stack ends with the path and one of glibc's tails."""
@@ -264,10 +370,19 @@ class Thread:
     def fits_limit(self, limit):
         return len(self.path) + len(TAILS[self.entry][0]) <= limit
 
+    def whole(self, funcs, limit):
+        """Whether perf unwound a stack to the entry, or to the frame limit
+        through the path: perf's stacks that hold as ground truth. It cannot
+        read .debug_frame from separate debug files, and then falls back to
+        frame pointers and their wrong guesses."""
+        if self.fits_limit(limit):
+            return self.complete(funcs)
+        return len(funcs) == limit and all(named(f, n) for f, n in zip(funcs, self.path[::-1]))
+
 
 def read_threads(report):
-    return {t["tid"]: Thread(t["tid"], t["name"], t["entry"], t["path"], label_set(t["labels"]))
-            for t in report["threads"]}
+    return {t["tid"]: Thread(t["tid"], t["name"], t["entry"], t["path"], t["calls"],
+                             label_set(t["labels"])) for t in report["threads"]}
 
 
 @dataclasses.dataclass
@@ -277,6 +392,7 @@ class Run:
     threads: dict
     samples: list  # labelprof's samples of the workload's threads
     perf: list  # (tid, funcs) of the same threads
+    perf_whole: list  # those of perf's stacks unwound to the entry (Thread.whole)
     syms: Symbolizer
     stderr: str
 
@@ -305,7 +421,8 @@ def sample_workload(tmp_path, argv, syms, labelprof_args=()):
     threads = read_threads(report)
     samples = [s for s in rec.profile.of_pids(pid) if s["tid"] in threads]
     stacks = [(tid, funcs) for tid, funcs in perf_stacks(data, syms) if tid in threads]
-    return Run(os.path.basename(argv[0]), threads, samples, stacks, syms, rec.stderr)
+    whole = [(tid, funcs) for tid, funcs in stacks if threads[tid].whole(funcs, max_stack())]
+    return Run(os.path.basename(argv[0]), threads, samples, stacks, whole, syms, rec.stderr)
 
 
 # ---- the variants ----------------------------------------------------------------
@@ -407,19 +524,25 @@ def check_complete(request, run, what=""):
 
 
 def invented_frames(run):
-    """Frames whose step from their callee neither perf (in any thread of the
-    workload) nor the thread's known path made: (frames, of frames, examples)."""
+    """Caller frames whose step from their callee neither perf made (in a
+    whole stack of any thread of the workload), nor the workload's own calls,
+    and whose return address does not follow a call instruction: (frames, of
+    frames, examples)."""
     seen = set()
-    for _, funcs in run.perf:
+    for _, funcs in run.perf_whole:
         seen.update((a.key, b.key) for a, b in zip(funcs, funcs[1:]))
     invented, total, examples = 0, 0, []
     for thread, s, funcs in run.stacks():
         known = thread.known_edges()
+        frames = user_frames(s)
         for i in range(1, len(funcs)):
             callee, caller = funcs[i - 1], funcs[i]
             total += s["count"]
             if (callee.key, caller.key) in seen or any(
                     named(callee, a) and named(caller, b) for a, b in known):
+                continue
+            if caller.start is not None and CALL_SITES.calls(
+                    run.syms, caller, int(frames[i]["module_offset"], 16), callee):
                 continue
             invented += s["count"]
             if len(examples) < 5:
@@ -458,20 +581,22 @@ def test_no_invented_frames(request, run):
     assert run.perf, "perf recorded no samples of the workload"
     invented, total, examples = invented_frames(run)
     measure(request, f"{run.name}: {invented} invented frames of {total} caller frames "
-                     f"(perf: {len(run.perf)} samples)")
+                     f"(perf: {len(run.perf_whole)}/{len(run.perf)} samples unwound whole)")
     assert not invented, (f"{invented}/{total} caller frames perf never saw in the same place:\n"
                           + "\n".join(examples))
 
 
 def test_same_stacks_as_perf(request, run):
-    """Per thread, a whole stack either tool sees in STACK_SHARE_MIN of the
-    samples, the other sees too."""
+    """Per thread, a stack either tool sees in STACK_SHARE_MIN of the samples,
+    the other sees too; in the threads perf unwound whole (not those of code
+    whose CFI is only in a separate debug file, which perf does not read)."""
     ours, theirs = collections.defaultdict(collections.Counter), \
         collections.defaultdict(collections.Counter)
-    for thread, s, funcs in run.stacks():
-        ours[thread.name][tuple(f.key for f in funcs)] += s["count"]
-    for tid, funcs in run.perf:
+    for tid, funcs in run.perf_whole:
         theirs[run.threads[tid].name][tuple(f.key for f in funcs)] += 1
+    for thread, s, funcs in run.stacks():
+        if thread.name in theirs:
+            ours[thread.name][tuple(f.key for f in funcs)] += s["count"]
     describe = {}
     for funcs in [funcs for _, _, funcs in run.stacks()] + [funcs for _, funcs in run.perf]:
         describe.setdefault(tuple(f.key for f in funcs), show_funcs(funcs, 8))
@@ -487,8 +612,10 @@ def test_same_stacks_as_perf(request, run):
                                    f"{name_b} never recorded ({len(key)} frames): "
                                    f"{describe[key]}")
     same = sum(n for t in ours for k, n in ours[t].items() if k in theirs[t])
+    left_out = sorted({t.name for t in run.threads.values()} - set(theirs))
     measure(request, f"{run.name}: {same}/{count(run.samples)} labelprof samples in stacks perf "
-                     f"recorded too; {len(missing)} frequent stacks only one tool saw")
+                     f"recorded too; {len(missing)} frequent stacks only one tool saw; threads "
+                     f"perf unwound no whole stack of: {left_out}")
     assert not missing, "\n".join(missing)
 
 
@@ -536,3 +663,59 @@ def test_unwind_mode_reported(request, run):
     assert None not in modes, (f"{modes[None]}/{count(run.samples)} samples do not say how they "
                                f"were unwound (no \"unwind\" key)")
     assert set(modes) <= {"cfi", "mixed"}, f"unwind modes {dict(modes)}: expected cfi or mixed"
+
+
+def test_unwind_cfi_mode(request, tmp_path):
+    """--unwind cfi: the same whole stacks, every sample unwound by CFI."""
+    binary = workload("unwind_c-gcc")
+    run = sample_workload(tmp_path, [binary], Symbolizer(), ["--unwind", "cfi"])
+    modes = collections.Counter()
+    for s in run.samples:
+        modes[s.get("unwind")] += s["count"]
+    measure(request, f"--unwind cfi: samples per unwind mode {dict(modes)}")
+    check_complete(request, run, " (--unwind cfi)")
+    assert set(modes) == {"cfi"}, f"--unwind cfi: samples per unwind mode {dict(modes)}"
+
+
+def test_python_busy_loop(request, tmp_path):
+    """Debian's python3, built without frame pointers, in a busy loop: at least
+    PYTHON_COMPLETE_MIN of its samples reach Py_BytesMain and glibc's program
+    start, with no invented frames."""
+    python = os.path.realpath("/usr/bin/python3")
+    data = tmp_path / "perf.data"
+    syms = Symbolizer()
+    proc = subprocess.Popen([python, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+    try:
+        with recording(tmp_path, "-p", proc.pid) as rec:
+            perf = subprocess.run(perf_record_cmd(proc.pid, data), capture_output=True,
+                                  text=True, timeout=300)
+        assert perf.returncode == 0, f"perf record failed: {perf.stderr[-2000:]}"
+    finally:
+        proc.kill()
+        proc.wait()
+    entry = Thread(proc.pid, "python3", "main", ["Py_BytesMain"], [], frozenset())
+
+    def reaches(funcs):
+        """Py_BytesMain, then (outer) glibc's program start."""
+        inner = next((i for i, f in enumerate(funcs) if named(f, "Py_BytesMain")), None)
+        return inner is not None and any(named(f, "__libc_start_call_main")
+                                         for f in funcs[inner:])
+
+    samples = rec.profile.of_pids(proc.pid)
+    stacks = [(tid, funcs) for tid, funcs in perf_stacks(data, syms) if tid == proc.pid]
+    whole = [(tid, funcs) for tid, funcs in stacks if reaches(funcs)]
+    run = Run("python3", {proc.pid: entry}, [s for s in samples if s["tid"] == proc.pid],
+              stacks, whole, syms, rec.stderr)
+    complete = sum(s["count"] for _, s, funcs in run.stacks() if reaches(funcs))
+    total = count(run.samples)
+    invented, frames, examples = invented_frames(run)
+    measure(request, f"{python}: {complete}/{total} samples reach Py_BytesMain and the "
+                     f"program start (perf {len(whole)}/{len(stacks)}); {invented} invented "
+                     f"frames of {frames}")
+    assert total > 0, f"labelprof recorded no samples of python3: {rec.stderr}"
+    assert complete >= PYTHON_COMPLETE_MIN * total, (
+        f"{complete}/{total} samples of python3 reach Py_BytesMain and the program start; "
+        f"first others, leaf first:\n" + "\n".join(
+            f"  {show_funcs(funcs)}" for _, s, funcs in run.stacks() if not reaches(funcs))[:3000])
+    assert not invented, (f"{invented}/{frames} caller frames perf never saw in the same place:\n"
+                          + "\n".join(examples))

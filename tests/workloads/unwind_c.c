@@ -22,9 +22,11 @@
  * Each thread sets two labels through libcustomlabels and keeps them:
  * unwind.thread (its name above) and unwind.build (the program's name). The
  * report (JSON) says per thread its tid, name, labels, entry ("main" or
- * "thread") and path: the functions from its entry to where it spends its
- * time, outermost first, which every sample of the thread passes through.
- * Then "ready" goes to stderr. Stops when stdin closes or after -d seconds.
+ * "thread"), path: the functions from its entry to where it spends its
+ * time, outermost first, which every sample of the thread passes through,
+ * and calls: every [caller, callee] below the path ("__restore_rt" calls the
+ * handler, "[.plt]" and "[.plt.sec]" are the PLT stubs). Then "ready" goes to
+ * stderr. Stops when stdin closes or after -d seconds.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -278,6 +280,25 @@ static void report_path(FILE *f, enum thread_id t)
 	fputc(']', f);
 }
 
+static void report_calls(FILE *f, enum thread_id t)
+{
+	/* Below each thread's path: caller, callee. */
+	static const char *const calls[T_COUNT][8][2] = {
+		[T_TINY] = {{"tiny_loop", "tiny_a"}, {"tiny_a", "tiny_b"}, {"tiny_a", "tiny_c"},
+			    {"tiny_b", "tiny_c"}},
+		[T_SIGNAL] = {{"signal_loop", "__restore_rt"}, {"__restore_rt", "on_sigprof"},
+			      {"on_sigprof", "signal_burn"}},
+		[T_PLT] = {{"plt_loop", "[.plt]"}, {"plt_loop", "[.plt.sec]"},
+			   {"plt_loop", "unwind_lib_step"}, {"plt_loop", "unwind_lib_work"},
+			   {"unwind_lib_work", "lib_burn"}},
+	};
+
+	fputc('[', f);
+	for (size_t i = 0; i < 8 && calls[t][i][0]; i++)
+		fprintf(f, "%s[\"%s\",\"%s\"]", i ? "," : "", calls[t][i][0], calls[t][i][1]);
+	fputc(']', f);
+}
+
 static void report(void)
 {
 	FILE *f = wl_open_report(env.output);
@@ -290,6 +311,8 @@ static void report(void)
 		wl_json_str(f, program_invocation_short_name);
 		fputs("},\"path\":", f);
 		report_path(f, t);
+		fputs(",\"calls\":", f);
+		report_calls(f, t);
 		fputc('}', f);
 	}
 	fputs("]}\n", f);

@@ -10,7 +10,9 @@
  *           and a lambda comparator are inlined, the rest of the sort is
  *           out-of-line template code
  *
- * The main thread waits for stdin to close (or -d seconds).
+ * Below the paths, the calls are the compilers' and the C++ runtime's: the
+ * report's "calls" are empty. The main thread waits for stdin to close (or
+ * -d seconds).
  */
 #include <algorithm>
 #include <cerrno>
@@ -108,7 +110,8 @@ WL_BURN uint64_t inline_loop(uint64_t x)
 	return x;
 }
 
-static void *unwind_throw_thread(void *arg)
+void *unwind_throw_thread(void *arg);
+void *unwind_throw_thread(void *arg)
 {
 	set_labels(T_THROW);
 	pthread_barrier_wait(&started);
@@ -117,7 +120,8 @@ static void *unwind_throw_thread(void *arg)
 	return nullptr;
 }
 
-static void *unwind_inline_thread(void *arg)
+void *unwind_inline_thread(void *arg);
+void *unwind_inline_thread(void *arg)
 {
 	set_labels(T_INLINE);
 	pthread_barrier_wait(&started);
@@ -139,7 +143,7 @@ static void report()
 			"\"labels\":{\"unwind.thread\":\"%s\",\"unwind.build\":",
 			t ? "," : "", tids[t], thread_names[t], thread_names[t]);
 		wl_json_str(f, program_invocation_short_name);
-		fprintf(f, "},\"path\":[\"%s\",\"%s\"]}", paths[t][0], paths[t][1]);
+		fprintf(f, "},\"path\":[\"%s\",\"%s\"],\"calls\":[]}", paths[t][0], paths[t][1]);
 	}
 	fputs("]}\n", f);
 	wl_close_report(f, env.output);
