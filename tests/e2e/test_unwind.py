@@ -44,6 +44,7 @@ import pytest
 
 from conftest import (count, flags_of, in_kernel, labels_of, label_set, load_json, max_stack,
                       measure, record, recording, started, user_frames, workload)
+from test_stacks import SHALLOW, check_exact, check_flags, deepstack, thread_kinds
 
 DURATION = 3
 # perf copies this much of the user stack per sample and unwinds it offline:
@@ -719,3 +720,23 @@ def test_python_busy_loop(request, tmp_path):
             f"  {show_funcs(funcs)}" for _, s, funcs in run.stacks() if not reaches(funcs))[:3000])
     assert not invented, (f"{invented}/{frames} caller frames perf never saw in the same place:\n"
                           + "\n".join(examples))
+
+
+def test_unwind_fp_mode(request, tmp_path):
+    """--unwind fp on code with frame pointers: the frame-record chains
+    test_stacks checks, whole, every sample unwound by frame pointers."""
+    report = tmp_path / "deepstack.json"
+    with started(deepstack(report, SHALLOW)):
+        pid, kinds = thread_kinds(report)
+        binary = os.readlink(f"/proc/{pid}/exe")
+        rec = record(tmp_path, "--unwind", "fp", "-p", pid, duration=DURATION)
+    samples = rec.profile.of_pids(pid)
+    assert count(samples) > 0, f"no samples of deepstack: {rec.stderr}"
+    check_flags(samples)
+    per_kind, _, left_out = check_exact(samples, kinds, SHALLOW, binary)
+    modes = collections.Counter()
+    for s in samples:
+        modes[s.get("unwind")] += s["count"]
+    measure(request, f"--unwind fp: exact chains per thread kind {dict(per_kind)}, left out "
+                     f"{left_out}; samples per unwind mode {dict(modes)}")
+    assert set(modes) == {"fp"}, f"--unwind fp: samples per unwind mode {dict(modes)}"
