@@ -17,8 +17,8 @@ import subprocess
 
 import pytest
 
-from conftest import (count, flags_of, load_json, measure, record, recording, started,
-                      workload)
+from conftest import (count, flags_of, in_kernel, load_json, max_stack, measure, names,
+                      record, recording, show, started, user_frames, workload)
 
 DURATION = 3
 SHALLOW = 40
@@ -45,11 +45,6 @@ pytestmark = pytest.mark.skipif(os.uname().machine != "x86_64",
                                 reason="labelprof walks user stacks in BPF on x86-64 only")
 
 
-def max_stack():
-    with open("/proc/sys/kernel/perf_event_max_stack") as f:
-        return int(f.read())
-
-
 def deep_depth():
     """A depth well beyond the frame limit, whatever it is set to."""
     return max(DEEP, max_stack() + 100)
@@ -68,24 +63,6 @@ def thread_kinds(report_path):
     report = load_json(report_path)
     return report["pid"], {t["tid"]: t["kind"] + (f"-{t['mode']}" if "mode" in t else "")
                            for t in report["threads"]}
-
-
-def user_frames(sample):
-    return [f for f in sample["frames"] if not f.get("kernel")]
-
-
-def in_kernel(sample):
-    return any(f.get("kernel") for f in sample["frames"])
-
-
-def names(frames):
-    return [f.get("function") for f in frames]
-
-
-def show(frames, limit=8):
-    """A stack for a failure message: function+offset (address), leaf first."""
-    out = [f"{f.get('function')}+{f.get('offset')} ({f['address']})" for f in frames[:limit]]
-    return " <- ".join(out) + (f" <- ... ({len(frames)} frames)" if len(frames) > limit else "")
 
 
 def check_flags(samples):
