@@ -55,7 +55,7 @@ static const struct argp_option sampling_options[] = {
 	{"max-key-len", OPT_MAX_KEY, "BYTES", 0, max_key_doc, 0},
 	{"max-value-len", OPT_MAX_VALUE, "BYTES", 0, max_value_doc, 0},
 	{"ringbuf-size", OPT_RINGBUF, "BYTES", 0, ringbuf_doc, 0},
-	{"verbose", 'v', NULL, 0, "Say more, including libbpf's messages", 0},
+	{"verbose", 'v', NULL, 0, "Say more; twice (-vv): libbpf's messages too", 0},
 	{},
 };
 
@@ -93,9 +93,9 @@ static error_t parse_sampling_opt(int key, char *arg, struct argp_state *state)
 		o->filter_mode = LP_FILTER_PIDS;
 		for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 			if (cli_parse_uint(tok, INT_MAX, &v) || !v)
-				argp_error(state, "invalid pid '%s'", tok);
+				argp_error(state, "--pid: invalid pid '%s'", tok);
 			if (o->pid_count == CLI_MAX_PIDS)
-				argp_error(state, "at most %d pids", CLI_MAX_PIDS);
+				argp_error(state, "--pid: at most %d pids", CLI_MAX_PIDS);
 			args->pids[o->pid_count++] = v;
 		}
 		break;
@@ -131,6 +131,8 @@ static error_t parse_sampling_opt(int key, char *arg, struct argp_state *state)
 		o->ringbuf_bytes = v;
 		break;
 	case 'v':
+		/* -v: labelprof's own diagnostics; -vv: libbpf's, hundreds of lines */
+		o->libbpf_messages = o->verbose;
 		o->verbose = true;
 		break;
 	case ARGP_KEY_END:
@@ -185,13 +187,13 @@ static error_t parse_output_opt(int key, char *arg, struct argp_state *state)
 	case OPT_FORMAT:
 		v = output__format_by_name(arg);
 		if (v < 0)
-			argp_error(state, "unknown format '%s' (%s)", arg, output__format_names());
+			argp_error(state, "--format: unknown format '%s' (%s)", arg, output__format_names());
 		args->format = v;
 		break;
 	case OPT_PPROF_LABELS:
 		v = output__extra_labels_by_names(arg);
 		if (v < 0)
-			argp_error(state, "unknown label in '%s' (pid, tid, comm, thread_name)",
+			argp_error(state, "--pprof-labels: unknown label in '%s' (pid, tid, comm, thread_name)",
 				   arg);
 		args->opts.extra_labels = v;
 		break;
@@ -273,6 +275,26 @@ static int open_special(const char *path, const struct stat *lst)
 	return S_ISLNK(lst->st_mode) ? -1 : -EINVAL;
 }
 
+/*
+ * Why path cannot be written when no temporary file could be made beside it
+ * (tmp_err): what the file itself refuses, if it exists (a file in /proc,
+ * say), rather than the temporary file's error.
+ */
+static int target_error(const char *path, int tmp_err)
+{
+	struct stat st;
+	int fd;
+
+	if (lstat(path, &st))
+		return tmp_err;
+	fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	/* root may open a file nobody may write: its mode says no all the same */
+	return st.st_mode & 0222 ? tmp_err : -EACCES;
+}
+
 int output_file__open(struct output_file *of, const char *path)
 {
 	char dir_buf[PATH_MAX], base_buf[PATH_MAX];
@@ -307,7 +329,7 @@ int output_file__open(struct output_file *of, const char *path)
 		return -ENAMETOOLONG;
 	fd = mkostemp(of->tmp_path, O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return target_error(path, -errno);
 	if (fchmod(fd, 0644) || !(of->f = fdopen(fd, "w"))) {
 		int err = -errno;
 

@@ -24,7 +24,7 @@ struct inspect_env {
 	pid_t pid; /* 0: target is a file */
 	bool json;
 	bool system;
-	bool verbose;
+	unsigned int verbose; /* -v given this often */
 };
 
 enum {
@@ -36,7 +36,7 @@ static const struct argp_option inspect_options[] = {
 	{"json", OPT_JSON, NULL, 0, "Write one JSON object instead of text", 0},
 	{"system", OPT_SYSTEM, NULL, 0,
 	 "Check the kernel features labelprof uses instead of a process or file", 0},
-	{"verbose", 'v', NULL, 0, "With --system: libbpf's own messages", 0},
+	{"verbose", 'v', NULL, 0, "With --system, twice (-vv): libbpf's own messages", 0},
 	{},
 };
 
@@ -53,7 +53,7 @@ static error_t parse_inspect_opt(int key, char *arg, struct argp_state *state)
 		env->system = true;
 		break;
 	case 'v':
-		env->verbose = true;
+		env->verbose++;
 		break;
 	case ARGP_KEY_ARG:
 		if (env->system)
@@ -380,7 +380,7 @@ static int inspect_system(const struct inspect_env *env)
 	const struct feature *x;
 	unsigned int i;
 
-	features__probe(&f, env->verbose);
+	features__probe(&f, env->verbose >= 2);
 	if (env->json) {
 		fputs("{\"kernel\":", stdout);
 		put_str_json(f.release);

@@ -22,7 +22,7 @@
 struct labels_env {
 	pid_t pid;
 	bool json;
-	bool verbose;
+	unsigned int verbose; /* -v given this often */
 };
 
 enum {
@@ -31,7 +31,7 @@ enum {
 
 static const struct argp_option labels_options[] = {
 	{"json", OPT_JSON, NULL, 0, "Write one JSON object instead of text", 0},
-	{"verbose", 'v', NULL, 0, "Say more, including libbpf's messages", 0},
+	{"verbose", 'v', NULL, 0, "Say more; twice (-vv): libbpf's messages too", 0},
 	{},
 };
 
@@ -45,7 +45,7 @@ static error_t parse_labels_opt(int key, char *arg, struct argp_state *state)
 		env->json = true;
 		break;
 	case 'v':
-		env->verbose = true;
+		env->verbose++;
 		break;
 	case ARGP_KEY_ARG:
 		if (state->arg_num)
@@ -271,7 +271,7 @@ int cmd_labels(int argc, char **argv)
 		fprintf(stderr, "labelprof: out of memory\n");
 		return 1;
 	}
-	err = sampler__read_threads(env.pid, &recipe, env.verbose, on_thread, &run, errbuf,
+	err = sampler__read_threads(env.pid, &recipe, env.verbose >= 2, on_thread, &run, errbuf,
 				    sizeof(errbuf));
 	if (err) {
 		fprintf(stderr, "labelprof: %s\n", errbuf);

@@ -102,13 +102,13 @@ static error_t parse_by(struct top_env *env, char *arg, struct argp_state *state
 	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		len = strlen(tok);
 		if (len > LP_MAX_KEY_LEN)
-			argp_error(state, "label key '%.32s...' is longer than %d bytes", tok,
+			argp_error(state, "--by: label key '%.32s...' is longer than %d bytes", tok,
 				   LP_MAX_KEY_LEN);
 		for (i = 0; i < env->key_count; i++)
 			if (env->keys[i].len == len && !memcmp(env->keys[i].bytes, tok, len))
-				argp_error(state, "label key '%s' given twice", tok);
+				argp_error(state, "--by: label key '%s' given twice", tok);
 		if (env->key_count == TOP_MAX_KEYS)
-			argp_error(state, "at most %d label keys", TOP_MAX_KEYS);
+			argp_error(state, "--by: at most %d label keys", TOP_MAX_KEYS);
 		env->keys[env->key_count++] = (struct top_key){(const unsigned char *)tok, len};
 	}
 	if (!env->key_count)
@@ -132,12 +132,12 @@ static error_t parse_top_opt(int key, char *arg, struct argp_state *state)
 	case OPT_INTERVAL:
 		d = strtod(arg, &end);
 		if (end == arg || *end || !(d >= 0.1) || d > 3600)
-			argp_error(state, "invalid interval '%s' (0.1 .. 3600 seconds)", arg);
+			argp_error(state, "--interval: invalid interval '%s' (0.1 .. 3600 seconds)", arg);
 		env->interval_s = d;
 		break;
 	case 'n':
 		if (cli_parse_uint(arg, ~0ull, &v) || !v)
-			argp_error(state, "invalid number of refreshes '%s'", arg);
+			argp_error(state, "--iterations: invalid number of refreshes '%s'", arg);
 		env->iterations = v;
 		break;
 	case OPT_CUMULATIVE:

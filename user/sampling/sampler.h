@@ -48,7 +48,8 @@ struct sampler_opts {
 	unsigned int max_value_len;
 	size_t ringbuf_bytes;	    /* 0: sized from the frequency; rounded up to a power of two */
 	unsigned int max_processes; /* 0: SAMPLER_DEFAULT_MAX_PROCESSES */
-	bool verbose;		    /* libbpf's own messages */
+	bool verbose;		    /* labelprof's own diagnostics (-v) */
+	bool libbpf_messages;	    /* libbpf's own messages too (-vv) */
 };
 
 /* Every process, labels and both stacks, the default label limits. */

@@ -1,0 +1,169 @@
+"""What labelprof says when something is wrong, and about itself: a flag
+error exits 2 and names the flag; a file error names the file the user gave;
+problems are found before the BPF program loads or sampling is announced;
+--version, -v and -vv."""
+
+import json
+import os
+import re
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+from conftest import LABELPROF
+from test_agent import free_port, wait_for
+from test_top import demo  # noqa: F401 (a fixture)
+
+# (command line, the flag the message must name)
+FLAG_ERRORS = [
+    (["record", "--max-labels", "100", "--", "true"], "--max-labels"),
+    (["record", "-d", "soon", "--", "true"], "--duration"),
+    (["record", "-p", "0"], "--pid"),
+    (["record", "-p", "12x"], "--pid"),
+    (["record", "--format", "svg", "--", "true"], "--format"),
+    (["record", "--pprof-labels", "uid", "--", "true"], "--pprof-labels"),
+    (["record", "-F", "fast", "--", "true"], "--freq"),
+    (["top", "--max-labels", "100"], "--max-labels"),
+    (["top", "--interval", "0"], "--interval"),
+    (["top", "-n", "none"], "--iterations"),
+    (["top", "--by", "tenant,tenant"], "--by"),
+    (["top", "--by", ","], "--by"),
+    (["top", "-p", "-5"], "--pid"),
+    (["agent", "--output-dir", "/tmp", "--max-labels", "100"], "--max-labels"),
+    (["agent", "--output-dir", "/tmp", "--interval", "0"], "--interval"),
+    (["convert", "--input-format", "xml", "in.json"], "--input-format"),
+    (["convert", "--format", "svg", "in.json"], "--format"),
+]
+
+
+def run(*args, timeout=60):
+    return subprocess.run([str(LABELPROF), *map(str, args)], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("args,flag", FLAG_ERRORS, ids=[" ".join(a) for a, _ in FLAG_ERRORS])
+def test_flag_error_names_the_flag(args, flag):
+    proc = run(*args)
+    assert proc.returncode == 2, proc.stderr
+    first = proc.stderr.splitlines()[0]
+    assert first.startswith(f"labelprof {args[0]}: {flag}"), proc.stderr
+    assert "sampling" not in proc.stderr, proc.stderr
+
+
+def test_output_error_is_the_targets():
+    """/proc/version cannot be written; a temporary file beside it cannot be
+    made either, but that is not what the user asked about."""
+    proc = run("record", "-o", "/proc/version", "-d", 1, "--", "true")
+    assert proc.returncode == 1, proc.stderr
+    assert "cannot write /proc/version: Permission denied" in proc.stderr, proc.stderr
+    assert "No such file" not in proc.stderr, proc.stderr
+
+
+def test_output_error_before_bpf(tmp_path):
+    """An unwritable destination fails before the BPF program is loaded:
+    -vv shows no libbpf message."""
+    out = tmp_path / "missing" / "x.json"
+    proc = run("record", "-vv", "-o", out, "--", "true")
+    assert proc.returncode == 1, proc.stderr
+    assert f"cannot write {out}: No such file or directory" in proc.stderr, proc.stderr
+    assert "libbpf:" not in proc.stderr, proc.stderr
+
+
+def test_command_that_cannot_run(tmp_path):
+    out = tmp_path / "x.json"
+    proc = run("record", "-o", out, "--", "/nonexistent")
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip() == "labelprof: cannot run /nonexistent: No such file or directory"
+    assert not out.exists()
+
+
+def test_agent_without_output_names_flags():
+    proc = run("agent")
+    assert proc.returncode == 2, proc.stderr
+    assert "--output-dir" in proc.stderr and "--otlp-endpoint" in proc.stderr, proc.stderr
+
+
+THREAD_ID_ARGS = {
+    "record": ["-d", 1, "-o", "/dev/null", "-p"],
+    "top": ["-n", 1, "-p"],
+    "labels": [],
+}
+
+
+@pytest.mark.parametrize("command", THREAD_ID_ARGS)
+def test_thread_id_rejected(demo, command):  # noqa: F811
+    """A thread id is refused in the words labels uses, not sampled as nothing."""
+    tid = max(int(t) for t in os.listdir(f"/proc/{demo.pid}/task"))
+    assert tid != demo.pid, "the demo runs threads"
+    proc = run(command, *THREAD_ID_ARGS[command], tid)
+    assert proc.returncode == 1, proc.stderr
+    assert f"{tid} is a thread of process {demo.pid}: give the process id" in proc.stderr
+
+
+VERSION = re.compile(r"^labelprof (\S+)\n$")
+
+
+def test_version():
+    proc = run("--version")
+    assert proc.returncode == 0, proc.stderr
+    m = VERSION.match(proc.stdout)
+    assert m, proc.stdout
+    version = m.group(1)
+    assert version not in ("dev", "unknown"), version
+    for args in (["-V"], ["record", "--version"], ["top", "-V"]):
+        again = run(*args)
+        assert again.returncode == 0 and again.stdout == proc.stdout, (args, again)
+    assert "--version" in run("--help").stdout
+
+
+def test_version_in_otlp_scope_and_metrics(tmp_path, demo):  # noqa: F811
+    version = VERSION.match(run("--version").stdout).group(1)
+    out = tmp_path / "p.otlp.json"
+    proc = run("record", "-p", demo.pid, "-d", 1, "--format", "otlp-json", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    scopes = [sp["scope"] for rp in doc["resourceProfiles"] for sp in rp["scopeProfiles"]]
+    assert scopes and all(s == {"name": "labelprof", "version": version} for s in scopes), scopes
+
+    port = free_port()
+    agent = subprocess.Popen([str(LABELPROF), "agent", "--output-dir", str(tmp_path / "out"),
+                              "--metrics-listen", f"127.0.0.1:{port}", "-p", str(demo.pid)],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+    text = []
+
+    def scraped():
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                text.append(r.read().decode())
+            return True
+        except OSError:
+            time.sleep(0.2)
+            return agent.poll() is not None
+
+    try:
+        wait_for("the agent's metrics", scraped, 60)
+    finally:
+        agent.terminate()
+        _, err = agent.communicate(timeout=60)
+    assert text, f"the agent exited {agent.returncode}: {err}"
+    assert "# TYPE labelprof_build_info gauge\n" in text[-1], text[-1]
+    assert f'\nlabelprof_build_info{{version="{version}"}} 1\n' in text[-1], text[-1]
+
+
+def test_verbose_levels(demo):  # noqa: F811
+    """-v: labelprof's own diagnostics (what it found in the process); -vv:
+    libbpf's messages too."""
+    lines = {}
+    for flag in ("-v", "-vv"):
+        proc = run("record", flag, "-p", demo.pid, "-d", 1, "-o", "/dev/null")
+        assert proc.returncode == 0, proc.stderr
+        lines[flag] = proc.stderr.splitlines()
+    own = [line for line in lines["-v"] if line.startswith(f"labelprof: pid {demo.pid}: ")]
+    assert own, lines["-v"]
+    assert not [line for line in lines["-v"] if line.startswith("libbpf:")], lines["-v"]
+    libbpf = [line for line in lines["-vv"] if line.startswith("libbpf:")]
+    assert len(libbpf) > 50, lines["-vv"]
+    assert len(lines["-v"]) < 10 < len(lines["-vv"]), (len(lines["-v"]), len(lines["-vv"]))
