@@ -5,6 +5,7 @@ problems are found before the BPF program loads or sampling is announced;
 
 import json
 import os
+import pty
 import re
 import subprocess
 import time
@@ -167,3 +168,76 @@ def test_verbose_levels(demo):  # noqa: F811
     libbpf = [line for line in lines["-vv"] if line.startswith("libbpf:")]
     assert len(libbpf) > 50, lines["-vv"]
     assert len(lines["-v"]) < 10 < len(lines["-vv"]), (len(lines["-v"]), len(lines["-vv"]))
+
+
+def size_text(n):
+    """How labelprof says a size: bytes, then KB, MB ... (1024), one decimal under 10."""
+    if n < 1024:
+        return f"{n} bytes"
+    v, units = n / 1024, ["KB", "MB", "GB", "TB"]
+    while v >= 1024 and len(units) > 1:
+        v, units = v / 1024, units[1:]
+    return f"{v:.1f} {units[0]}" if v < 10 else f"{v:.0f} {units[0]}"
+
+
+def test_wrote_line_file_and_pipe(tmp_path, demo):  # noqa: F811
+    """Like perf's "Captured and wrote 0.12 MB perf.data": the last line says
+    where the profile went and how big it is."""
+    out = tmp_path / "p.json"
+    proc = run("record", "-p", demo.pid, "-d", 1, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    size = out.stat().st_size
+    assert proc.stderr.splitlines()[-1] == f"labelprof: wrote {out} ({size_text(size)})"
+    assert size > 1024, "the demo's profile is larger than a kilobyte"
+
+    piped = subprocess.run([str(LABELPROF), "record", "-p", str(demo.pid), "-d", "1"],
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout)["format"] == "labelprof-json", "a pipe gets JSON"
+    assert piped.stderr.decode().splitlines()[-1] == \
+        f"labelprof: wrote <stdout> ({size_text(len(piped.stdout))})"
+
+    conv = run("convert", "--format", "folded", "-o", tmp_path / "p.folded", out)
+    assert conv.returncode == 0, conv.stderr
+    folded = (tmp_path / "p.folded").stat().st_size
+    assert conv.stderr.splitlines()[-1] == \
+        f"labelprof: wrote {tmp_path / 'p.folded'} ({size_text(folded)})"
+
+
+def on_terminal(*args, timeout=60):
+    """labelprof ARGS with standard output on a pseudo-terminal: (status, output, stderr)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([str(LABELPROF), *map(str, args)], stdin=subprocess.DEVNULL,
+                            stdout=slave, stderr=subprocess.PIPE)
+    os.close(slave)
+    out = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the terminal's last writer closed it
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    _, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+def test_terminal_gets_report(tmp_path, demo):  # noqa: F811
+    """With no -o on a terminal: the report, not JSON; convert likewise."""
+    status, out, err = on_terminal("record", "-p", demo.pid, "-d", 1)
+    assert status == 0, err
+    assert not out.lstrip().startswith("{"), out[:200]
+    assert re.search(r"^tenant +share +samples +hottest functions", out, re.M), out
+    assert err.splitlines()[-1].startswith("labelprof: wrote <stdout> ("), err
+
+    saved = tmp_path / "p.json"
+    assert run("record", "-p", demo.pid, "-d", 1, "-o", saved).returncode == 0
+    status, out, err = on_terminal("convert", saved)
+    assert status == 0, err
+    assert re.search(r"^tenant +share +samples +hottest functions", out, re.M), out
+    # --format still wins
+    status, out, err = on_terminal("convert", "--format", "json", saved)
+    assert status == 0 and json.loads(out)["format"] == "labelprof-json", err

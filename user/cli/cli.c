@@ -168,8 +168,8 @@ enum {
 
 static const struct argp_option output_options[] = {
 	{"format", OPT_FORMAT, "FORMAT", 0,
-	 "json (default), folded (flamegraph.pl input), report (CPU share per label value), pprof, "
-	 "otlp, otlp-json or html",
+	 "json (default; report on a terminal), folded (flamegraph.pl input), report (CPU share "
+	 "per label value), pprof, otlp, otlp-json or html",
 	 0},
 	{"output", 'o', "FILE", 0, "Write the profile here instead of standard output", 0},
 	{"pprof-labels", OPT_PPROF_LABELS, "LIST", 0,
@@ -189,6 +189,7 @@ static error_t parse_output_opt(int key, char *arg, struct argp_state *state)
 		if (v < 0)
 			argp_error(state, "--format: unknown format '%s' (%s)", arg, output__format_names());
 		args->format = v;
+		args->format_given = true;
 		break;
 	case OPT_PPROF_LABELS:
 		v = output__extra_labels_by_names(arg);
@@ -199,6 +200,11 @@ static error_t parse_output_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'o':
 		args->path = arg;
+		break;
+	case ARGP_KEY_END:
+		/* like perf: a terminal gets something to read, a pipe the JSON to parse */
+		if (!args->format_given && !args->path && isatty(STDOUT_FILENO))
+			args->format = OUTPUT_REPORT;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -295,7 +301,8 @@ static int target_error(const char *path, int tmp_err)
 	return st.st_mode & 0222 ? tmp_err : -EACCES;
 }
 
-int output_file__open(struct output_file *of, const char *path)
+/* Where the bytes go: standard output, a device or pipe, or a temporary file. */
+static int open_sink(struct output_file *of, const char *path)
 {
 	char dir_buf[PATH_MAX], base_buf[PATH_MAX];
 	struct stat st;
@@ -303,7 +310,7 @@ int output_file__open(struct output_file *of, const char *path)
 
 	of->path = path;
 	if (!path) {
-		of->f = stdout;
+		of->sink = stdout;
 		return 0;
 	}
 	if (!lstat(path, &st) && S_ISDIR(st.st_mode))
@@ -314,8 +321,8 @@ int output_file__open(struct output_file *of, const char *path)
 			return fd;
 		if (fd >= 0) {
 			of->direct = true;
-			of->f = fdopen(fd, "w");
-			if (!of->f) {
+			of->sink = fdopen(fd, "w");
+			if (!of->sink) {
 				close(fd);
 				return -ENOMEM;
 			}
@@ -330,7 +337,7 @@ int output_file__open(struct output_file *of, const char *path)
 	fd = mkostemp(of->tmp_path, O_CLOEXEC);
 	if (fd < 0)
 		return target_error(path, -errno);
-	if (fchmod(fd, 0644) || !(of->f = fdopen(fd, "w"))) {
+	if (fchmod(fd, 0644) || !(of->sink = fdopen(fd, "w"))) {
 		int err = -errno;
 
 		close(fd);
@@ -340,22 +347,22 @@ int output_file__open(struct output_file *of, const char *path)
 	return 0;
 }
 
-int output_file__commit(struct output_file *of)
+static int commit_sink(struct output_file *of)
 {
 	int err = 0;
 
 	if (!of->path)
 		return fflush(stdout) ? -errno : 0;
 	if (of->direct) {
-		err = fclose(of->f) ? -errno : 0;
-		of->f = NULL;
+		err = fclose(of->sink) ? -errno : 0;
+		of->sink = NULL;
 		return err;
 	}
-	if (fflush(of->f) || fsync(fileno(of->f)))
+	if (fflush(of->sink) || fsync(fileno(of->sink)))
 		err = -errno;
-	if (fclose(of->f) && !err)
+	if (fclose(of->sink) && !err)
 		err = -errno;
-	of->f = NULL;
+	of->sink = NULL;
 	if (!err && rename(of->tmp_path, of->path))
 		err = -errno;
 	if (err)
@@ -363,12 +370,73 @@ int output_file__commit(struct output_file *of)
 	return err;
 }
 
-void output_file__abort(struct output_file *of)
+static void abort_sink(struct output_file *of)
 {
-	if (!of->path || !of->f)
+	if (!of->path || !of->sink)
 		return;
-	fclose(of->f);
+	fclose(of->sink);
 	if (!of->direct)
 		unlink(of->tmp_path);
+	of->sink = NULL;
+}
+
+static ssize_t count_write(void *cookie, const char *buf, size_t n)
+{
+	struct output_file *of = cookie;
+	size_t done = fwrite(buf, 1, n, of->sink);
+
+	of->bytes += done;
+	return done;
+}
+
+int output_file__open(struct output_file *of, const char *path)
+{
+	static const cookie_io_functions_t counting = {.write = count_write};
+	int err = open_sink(of, path);
+
+	if (err)
+		return err;
+	/* the writers write through f, which counts what reaches the sink */
+	of->f = fopencookie(of, "w", counting);
+	if (!of->f) {
+		abort_sink(of);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int output_file__commit(struct output_file *of)
+{
+	int err = fclose(of->f) ? -errno : 0;
+
 	of->f = NULL;
+	if (err) {
+		abort_sink(of);
+		return err;
+	}
+	return commit_sink(of);
+}
+
+void output_file__abort(struct output_file *of)
+{
+	if (of->f)
+		fclose(of->f);
+	of->f = NULL;
+	abort_sink(of);
+}
+
+void output_file__describe(const struct output_file *of, char *buf, size_t len)
+{
+	static const char *const units[] = {"KB", "MB", "GB", "TB"};
+	const char *name = of->path ? of->path : "<stdout>";
+	double v = of->bytes / 1024.0;
+	size_t i;
+
+	if (of->bytes < 1024) {
+		snprintf(buf, len, "%s (%llu bytes)", name, of->bytes);
+		return;
+	}
+	for (i = 0; v >= 1024 && i + 1 < ARRAY_SIZE(units); i++)
+		v /= 1024;
+	snprintf(buf, len, "%s (%.*f %s)", name, v < 10 ? 1 : 0, v, units[i]);
 }

@@ -168,6 +168,8 @@ int cmd_convert(int argc, char **argv)
 			strerror(-err));
 		goto out_free;
 	}
+	output_file__describe(&of, errbuf, sizeof(errbuf));
+	fprintf(stderr, "labelprof: wrote %s\n", errbuf);
 	ret = 0;
 out_free:
 	symprof__free(sp);

@@ -295,6 +295,10 @@ int cmd_record(int argc, char **argv)
 			strerror(-err));
 	}
 	print_summary(s, &counters, (end_ns - start_ns) / 1e9);
+	if (!err) {
+		output_file__describe(&of, errbuf, sizeof(errbuf));
+		fprintf(stderr, "labelprof: wrote %s\n", errbuf);
+	}
 	ret = err ? 1 : 0;
 
 out_free:
