@@ -241,3 +241,49 @@ def test_terminal_gets_report(tmp_path, demo):  # noqa: F811
     # --format still wins
     status, out, err = on_terminal("convert", "--format", "json", saved)
     assert status == 0 and json.loads(out)["format"] == "labelprof-json", err
+
+
+@pytest.fixture
+def unlabelled():
+    """yes(1): busy writing, publishing no labels."""
+    proc = subprocess.Popen(["yes"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    try:
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_unlabelled_process_is_said_and_stacks_shown(unlabelled, demo):  # noqa: F811
+    pid = unlabelled.pid
+    warning = f"labelprof: pid {pid} publishes no labels (see labelprof inspect {pid})"
+    proc = run("record", "-p", pid, "-d", 1, "--format", "report")
+    assert proc.returncode == 0, proc.stderr
+    assert warning in proc.stderr.splitlines(), proc.stderr
+    out = proc.stdout
+    assert "No sample carried labels" in out and "The hottest stacks, leaf first:" in out, out
+    rows = re.findall(r"^ +(\d+\.\d)% +(\d+)  (.+)$", out, re.M)
+    assert rows, out
+    # yes spends its time writing: the write call is on its hottest stacks
+    assert any("write" in stack for _, _, stack in rows[:3]), rows
+    counts = [int(c) for _, c, _ in rows]
+    assert counts == sorted(counts, reverse=True), rows
+
+    top = run("top", "-p", pid, "-n", 1)
+    assert top.returncode == 0, top.stderr
+    assert warning in top.stderr.splitlines(), top.stderr
+    labelled = run("record", "-p", demo.pid, "-d", 1, "-o", "/dev/null")
+    assert "publishes no labels" not in labelled.stderr, labelled.stderr
+
+
+def test_top_by_missing_key_lists_keys(demo):  # noqa: F811
+    proc = run("top", "-p", demo.pid, "-n", 2, "--by", "nosuchkey")
+    assert proc.returncode == 0, proc.stderr
+    notes = [line for line in proc.stdout.splitlines() if line.startswith("no sample sets ")]
+    assert len(notes) == 2, proc.stdout
+    m = re.fullmatch(r"no sample sets nosuchkey; keys seen: (.*)", notes[-1])
+    assert m, notes
+    assert {"tenant", "endpoint"} <= set(m.group(1).split(", ")), notes
+    # a key that is set gets no note
+    proc = run("top", "-p", demo.pid, "-n", 1, "--by", "tenant")
+    assert "no sample sets" not in proc.stdout, proc.stdout

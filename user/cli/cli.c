@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "labelprof.h"
 #include "lib/compiler.h"
+#include "sampling/procs.h"
 
 enum {
 	OPT_CGROUP = 0x1000,
@@ -150,6 +151,19 @@ const struct argp sampling_argp = {
 	.options = sampling_options,
 	.parser = parse_sampling_opt,
 };
+
+void sampling_args__warn_unlabelled(const struct sampling_args *args, struct procs *procs)
+{
+	size_t i;
+
+	if (!args->opts.read_labels)
+		return;
+	for (i = 0; i < args->opts.pid_count; i++)
+		if (procs__form(procs, args->pids[i]) == LP_FORM_NONE)
+			fprintf(stderr,
+				"labelprof: pid %d publishes no labels (see labelprof inspect %d)\n",
+				args->pids[i], args->pids[i]);
+}
 
 bool sampling_args__any_alive(const struct sampling_args *args)
 {

@@ -31,6 +31,15 @@ struct sampling_args {
  */
 extern const struct argp sampling_argp;
 
+struct procs;
+
+/*
+ * Says on stderr which -p processes publish no labels (none found when
+ * procs scanned them), pointing at labelprof inspect: a profile of such a
+ * process has stacks only. Nothing with --no-labels.
+ */
+void sampling_args__warn_unlabelled(const struct sampling_args *args, struct procs *procs);
+
 /* Whether any -p pid still runs (cli_process_alive); false without -p. */
 bool sampling_args__any_alive(const struct sampling_args *args);
 

@@ -237,6 +237,9 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "labelprof: %s\n", errbuf);
 		goto out_free;
 	}
+	/* a command is inspected once it runs, as it may load its label library late */
+	if (!env.command)
+		sampling_args__warn_unlabelled(args, s->procs);
 	start_ns = now_ns(CLOCK_MONOTONIC);
 	start_unix_ns = now_ns(CLOCK_REALTIME);
 	if (go_fd >= 0) {

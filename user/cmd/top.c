@@ -535,6 +535,7 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "labelprof: %s\n", errbuf);
 		return 1;
 	}
+	sampling_args__warn_unlabelled(&env.sampling, st.s->procs);
 	/* handlers first: a signal must find the terminal state it may have to undo */
 	install_signals(st.tty);
 	fprintf(stderr, "labelprof: sampling %d CPUs at %u Hz\n", sampler__cpu_count(st.s->sampler),

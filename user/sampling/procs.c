@@ -353,3 +353,10 @@ void procs__stats(const struct procs *p, struct procs_stats *out)
 {
 	*out = p->stats;
 }
+
+int procs__form(struct procs *p, pid_t pid)
+{
+	struct proc_entry *e = lookup(p, pid);
+
+	return e ? e->form : -ENOENT;
+}

@@ -35,6 +35,9 @@ void procs__tick(struct procs *p);
 
 void procs__stats(const struct procs *p, struct procs_stats *out);
 
+/* The label form installed for process pid (enum lp_label_form), or -ENOENT if not tracked. */
+int procs__form(struct procs *p, pid_t pid);
+
 /*
  * The process pid belongs to (pid itself for a process, not one of its
  * threads), from /proc/PID/status; needs no table. -ESRCH when it does not
