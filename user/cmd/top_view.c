@@ -442,13 +442,12 @@ static void print_header(FILE *f, const struct top_view *v, const struct top_sta
 	long missing;
 	size_t k;
 
+	/* three lines, each within 80 columns: what a default terminal shows whole */
 	line_start(&ln, f, l);
 	line_sgr(&ln, SGR_BOLD);
 	line_printf(&ln, "labelprof top");
 	line_sgr(&ln, SGR_RESET);
-	line_printf(&ln, "  %llu:%02llu:%02llu elapsed  %s %.1f s  %u Hz  by ", secs / 3600,
-		    secs / 60 % 60, secs % 60, st->cumulative ? "cumulative" : "interval",
-		    st->interval_s, st->freq_hz);
+	line_printf(&ln, "  by ");
 	for (k = 0; k < v->key_count; k++) {
 		if (k)
 			line_printf(&ln, ",");
@@ -461,14 +460,18 @@ static void print_header(FILE *f, const struct top_view *v, const struct top_sta
 	line_end(&ln);
 
 	line_start(&ln, f, l);
-	line_printf(&ln,
-		    "samples %llu (%.0f/s)  labelled %.1f%%  drops %llu  read faults %llu  "
-		    "refresh %.1f ms",
+	line_printf(&ln, "%llu:%02llu:%02llu elapsed  %s %.1f s  %u Hz  refresh %.1f ms",
+		    secs / 3600, secs / 60 % 60, secs % 60,
+		    st->cumulative ? "cumulative" : "interval", st->interval_s, st->freq_hz,
+		    st->refresh_ms);
+	line_end(&ln);
+
+	line_start(&ln, f, l);
+	line_printf(&ln, "samples %llu (%.0f/s)  labelled %.1f%%  drops %llu  read faults %llu",
 		    (unsigned long long)v->total,
 		    st->interval_s > 0 ? v->total / st->interval_s : 0,
 		    v->total ? 100.0 * v->labelled / v->total : 0.0,
-		    (unsigned long long)st->ringbuf_drops, (unsigned long long)st->read_faults,
-		    st->refresh_ms);
+		    (unsigned long long)st->ringbuf_drops, (unsigned long long)st->read_faults);
 	line_end(&ln);
 	missing = missing_key(v);
 	if (missing >= 0) {
