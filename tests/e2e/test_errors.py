@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from conftest import LABELPROF
+from conftest import LABELPROF, OUTPUT
 from test_agent import free_port, wait_for
 from test_top import demo  # noqa: F401 (a fixture)
 
@@ -287,3 +287,20 @@ def test_top_by_missing_key_lists_keys(demo):  # noqa: F811
     # a key that is set gets no note
     proc = run("top", "-p", demo.pid, "-n", 1, "--by", "tenant")
     assert "no sample sets" not in proc.stdout, proc.stdout
+
+
+def test_inspect_points_at_linked_label_library():
+    """The demo publishes its labels through libcustomlabels.so, which it links
+    (DT_NEEDED, found through its DT_RUNPATH): inspect of the file says so."""
+    demo_exe = OUTPUT / "workloads" / "demo"
+    lib = (OUTPUT / "lib" / "libcustomlabels.so").resolve()
+    proc = run("inspect", demo_exe)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[1].startswith("labels: none"), proc.stdout
+    assert lines[2] == f"linked label library: libcustomlabels.so ({lib}): custom_labels_v1", \
+        proc.stdout
+    # a file that links no label library, and one with labels of its own, say nothing of it
+    for path in ("/bin/true", OUTPUT / "workloads" / "groundtruth-v1-exe"):
+        proc = run("inspect", path)
+        assert proc.returncode == 0 and "linked label library" not in proc.stdout, proc.stdout
