@@ -322,6 +322,29 @@ static void test_print_fits(void **state)
 	symprof__free(sp);
 }
 
+/* --by a key no sample sets: a line names it and lists the keys seen, sorted. */
+static void test_print_missing_key(void **state)
+{
+	static const struct top_key keys[] = {KEY("tenant"), KEY("nosuchkey")};
+	struct top_layout l = {.width = 100, .max_rows = 10};
+	struct symprof *sp = demo_profile();
+	struct top_view v;
+	char *out;
+
+	assert_int_equal(top_view__build(&v, sp, keys, 2), 0);
+	out = print(&v, &l);
+	assert_non_null(strstr(out, "read faults 0\nno sample sets nosuchkey; keys seen: endpoint, "
+				    "tenant\n SHARE"));
+	free(out);
+	top_view__free(&v);
+	assert_int_equal(top_view__build(&v, sp, keys, 1), 0);
+	out = print(&v, &l);
+	assert_null(strstr(out, "no sample sets"));
+	free(out);
+	top_view__free(&v);
+	symprof__free(sp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_common_key),
 		cmocka_unit_test(test_print_plain),
 		cmocka_unit_test(test_print_fits),
+		cmocka_unit_test(test_print_missing_key),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -404,6 +404,14 @@ static long missing_key(const struct top_view *v)
 	return -1;
 }
 
+static int key_bytes_cmp(const void *a, const void *b, void *arg)
+{
+	const struct sp_string *x = symprof__str(arg, *(const __u32 *)a);
+	const struct sp_string *y = symprof__str(arg, *(const __u32 *)b);
+
+	return symprof__bytes_cmp(x->bytes, x->len, y->bytes, y->len);
+}
+
 /* "no sample sets KEY; keys seen: a, b": what --by could have named instead. */
 static void put_missing_key(struct line *ln, const struct top_view *v, size_t k)
 {
@@ -425,6 +433,7 @@ static void put_missing_key(struct line *ln, const struct top_view *v, size_t k)
 				seen[n++] = key;
 		}
 	}
+	qsort_r(seen, n, sizeof(*seen), key_bytes_cmp, (void *)sp);
 	line_printf(ln, n ? "; keys seen: " : "; no sample carries labels");
 	for (i = 0; i < n; i++) {
 		const struct sp_string *key = symprof__str(sp, seen[i]);
