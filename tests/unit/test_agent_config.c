@@ -426,7 +426,8 @@ static void test_load_errors(void **state)
 	assert_null(agent_config__load(3, missing, err, sizeof(err)));
 	assert_string_equal(err, "cannot read /nonexistent/agent.conf: No such file or directory");
 	assert_null(agent_config__load(1, nothing, err, sizeof(err)));
-	assert_string_equal(err, "nothing to do: set output_dir or otlp_endpoint");
+	assert_string_equal(err, "nothing to do: give --output-dir DIR or --otlp-endpoint URL (or a "
+				 "--config file that sets output_dir or otlp_endpoint)");
 }
 
 int main(void)

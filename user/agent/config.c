@@ -646,8 +646,16 @@ static int validate(const struct agent_config *c, char *err, size_t err_len)
 	char why[160];
 
 	if (!c->output_dir && !c->otlp_url) {
-		snprintf(err, err_len, "%s%snothing to do: set output_dir or otlp_endpoint", name,
-			 sep);
+		/* in the words of where the settings came from: the file, else the flags */
+		if (c->path)
+			snprintf(err, err_len,
+				 "%s: nothing to do: set output_dir or otlp_endpoint (or give "
+				 "--output-dir or --otlp-endpoint)",
+				 name);
+		else
+			snprintf(err, err_len,
+				 "nothing to do: give --output-dir DIR or --otlp-endpoint URL (or "
+				 "a --config file that sets output_dir or otlp_endpoint)");
 		return -EINVAL;
 	}
 	if (c->retry_initial_ns > c->retry_max_ns) {

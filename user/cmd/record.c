@@ -48,7 +48,7 @@ static error_t parse_record_opt(int key, char *arg, struct argp_state *state)
 	case 'd':
 		d = strtod(arg, &end);
 		if (end == arg || *end || !(d > 0) || d > 1e7)
-			argp_error(state, "invalid duration '%s' (seconds, > 0)", arg);
+			argp_error(state, "--duration: invalid duration '%s' (seconds, > 0)", arg);
 		env->duration_s = d;
 		break;
 	case ARGP_KEY_ARGS:
@@ -246,22 +246,23 @@ int cmd_record(int argc, char **argv)
 	}
 
 	args->opts.follow_children = env.command && !args->all;
-	s = session__begin(&args->opts, NULL, errbuf, sizeof(errbuf));
-	if (!s) {
-		fprintf(stderr, "labelprof: %s\n", errbuf);
-		goto out_free;
-	}
-	/* after session__begin: what it refuses (privileges) says more than an unwritable path */
+	/* before the BPF program loads: a bad destination is known at once */
 	err = output_file__open(&of, env.output.path);
 	if (err) {
 		fprintf(stderr, "labelprof: cannot write %s: %s\n", env.output.path,
 			strerror(-err));
 		goto out_free;
 	}
+	s = session__begin(&args->opts, NULL, errbuf, sizeof(errbuf));
+	if (!s) {
+		fprintf(stderr, "labelprof: %s\n", errbuf);
+		goto out_free;
+	}
+	/* a command is inspected once it runs, as it may load its label library late */
+	if (!env.command)
+		sampling_args__warn_unlabelled(args, s->procs);
 	start_ns = now_ns(CLOCK_MONOTONIC);
 	start_unix_ns = now_ns(CLOCK_REALTIME);
-	fprintf(stderr, "labelprof: sampling %d CPUs at %u Hz%s\n", sampler__cpu_count(s->sampler),
-		args->opts.freq_hz, env.duration_s || env.command ? "" : ", Ctrl-C to stop");
 	if (go_fd >= 0) {
 		err = release_command(go_fd, exec_err_fd);
 		go_fd = -1;
@@ -273,6 +274,9 @@ int cmd_record(int argc, char **argv)
 			goto out_free;
 		}
 	}
+	/* once the command runs: a command that cannot start is the only message */
+	fprintf(stderr, "labelprof: sampling %d CPUs at %u Hz%s\n", sampler__cpu_count(s->sampler),
+		args->opts.freq_hz, env.duration_s || env.command ? "" : ", Ctrl-C to stop");
 
 	while (!session__stop_requested(s)) {
 		err = session__poll(s, 100);
@@ -315,6 +319,10 @@ int cmd_record(int argc, char **argv)
 			strerror(-err));
 	}
 	print_summary(s, &counters, (end_ns - start_ns) / 1e9, env.sampling.opts.verbose);
+	if (!err) {
+		output_file__describe(&of, errbuf, sizeof(errbuf));
+		fprintf(stderr, "labelprof: wrote %s\n", errbuf);
+	}
 	ret = err ? 1 : 0;
 
 out_free:

@@ -410,3 +410,10 @@ bool procs__unwind_stats(const struct procs *p, struct unwind_stats *out)
 	unwind__stats(p->unwind, out);
 	return true;
 }
+
+bool procs__labelled(struct procs *p, pid_t pid)
+{
+	struct proc_entry *e = lookup(p, pid);
+
+	return e && (e->form != LP_FORM_NONE || e->otel || e->go);
+}

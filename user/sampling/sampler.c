@@ -358,7 +358,7 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 	s->fn = fn;
 	s->ctx = ctx;
 	s->cgroup_fd = -1;
-	verbose_libbpf = o->verbose;
+	verbose_libbpf = o->libbpf_messages;
 	libbpf_set_print(print_libbpf);
 
 	s->ncpus = libbpf_num_possible_cpus();

@@ -52,7 +52,8 @@ struct sampler_opts {
 	unsigned int max_processes; /* 0: SAMPLER_DEFAULT_MAX_PROCESSES */
 	enum lp_unwind_mode unwind_mode; /* of user stacks; LP_UNWIND_AUTO (0) by default */
 	unsigned int unwind_memory_mib;	 /* unwind rows in BPF; 0: UNWIND_DEFAULT_MEMORY_MIB */
-	bool verbose;		    /* libbpf's own messages */
+	bool verbose;		    /* labelprof's own diagnostics (-v) */
+	bool libbpf_messages;	    /* libbpf's own messages too (-vv) */
 };
 
 /* Every process, labels and both stacks, the default label limits. */
