@@ -1201,10 +1201,9 @@ static __always_inline enum cfi_step cfi_step(struct lp_cwalk *w, struct lp_unwi
 		w->first_page = obj->first_page;
 		w->pages = obj->pages;
 	}
-	if (!find_row(w, pc_ip - m->bias, &row)) {
-		uc->no_rule++;
-		return STEP_STUCK;
-	}
+	/* code before the first FDE or between FDEs has no CFI at all */
+	if (!find_row(w, pc_ip - m->bias, &row))
+		return STEP_FP;
 	rule = row.cfa & LP_CFA_RULE_MASK;
 	cfa = (row.cfa >> LP_CFA_RULE_BITS) * 8;
 	switch (rule) {
@@ -1234,6 +1233,8 @@ static __always_inline enum cfi_step cfi_step(struct lp_cwalk *w, struct lp_unwi
 		return STEP_OK;
 	case LP_CFA_END:
 		return STEP_END;
+	case LP_CFA_NO_CFI:
+		return STEP_FP;
 	default:
 		uc->no_rule++;
 		return STEP_STUCK;

@@ -255,6 +255,7 @@ enum lp_cfa_rule {
 	LP_CFA_FP_FRAME = 4, /* stack realigned: a frame-pointer frame, FP + 16 */
 	LP_CFA_SIGNAL = 5,   /* signal trampoline: the interrupted registers are saved at SP */
 	LP_CFA_END = 6,	     /* the return address is undefined: the thread's outermost frame */
+	LP_CFA_NO_CFI = 7,   /* code the object has no CFI for (hand-written, Go): frame pointers */
 };
 #define LP_CFA_RULE_BITS 3
 #define LP_CFA_RULE_MASK ((1u << LP_CFA_RULE_BITS) - 1)

@@ -396,7 +396,7 @@ static int derive(const struct cfi_regs *r, const struct fde_range *fdes, size_t
 		if (fdes[i].end > 0xffffffffull)
 			return -ERANGE;
 		if (t->count && fdes[i].start > covered) { /* a gap without CFI */
-			ret = push_row(t, covered, LP_CFA_NONE, 0);
+			ret = push_row(t, covered, LP_CFA_NO_CFI, 0);
 			if (ret)
 				return ret;
 		}
@@ -418,7 +418,7 @@ static int derive(const struct cfi_regs *r, const struct fde_range *fdes, size_t
 		}
 		covered = fdes[i].end;
 	}
-	return t->count ? push_row(t, covered, LP_CFA_NONE, 0) : 0;
+	return t->count ? push_row(t, covered, LP_CFA_NO_CFI, 0) : 0;
 }
 
 int unwind_table__build(Elf *elf, Elf *debug, struct unwind_table *t, char *err, size_t err_len)
