@@ -30,7 +30,9 @@ enum {
 
 static const struct argp_option convert_options[] = {
 	{"input-format", OPT_INPUT_FORMAT, "FORMAT", 0,
-	 "The input's format: auto (default, from its content), json, pprof or otlp", 0},
+	 "The input's format: auto (default, from its content), json, pprof, otlp (binary or "
+	 "JSON) or otlp-json",
+	 0},
 	{},
 };
 
@@ -46,7 +48,7 @@ static error_t parse_convert_opt(int key, char *arg, struct argp_state *state)
 	case OPT_INPUT_FORMAT:
 		v = input__format_by_name(arg);
 		if (v < 0)
-			argp_error(state, "unknown input format '%s' (auto, json, pprof, otlp)",
+			argp_error(state, "unknown input format '%s' (auto, json, pprof, otlp, otlp-json)",
 				   arg);
 		env->input_format = v;
 		break;
@@ -116,7 +118,7 @@ int cmd_convert(int argc, char **argv)
 		.options = convert_options,
 		.parser = parse_convert_opt,
 		.args_doc = "INPUT",
-		.doc = "Converts a saved profile (labelprof JSON, pprof or OTLP) into another "
+		.doc = "Converts a saved profile (labelprof JSON, pprof, OTLP or OTLP JSON) into another "
 		       "format, so one recording can be looked at several ways.",
 		.children = children,
 	};

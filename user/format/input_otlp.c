@@ -631,9 +631,15 @@ static void reader_free(struct reader *r)
 
 int input__read_otlp(const void *buf, size_t len, struct symprof *sp, char *err, size_t errlen)
 {
+	return input__read_otlp_as(buf, len, "otlp", sp, err, errlen);
+}
+
+int input__read_otlp_as(const void *buf, size_t len, const char *name, struct symprof *sp,
+			char *err, size_t errlen)
+{
 	static const otlp_dictionary empty =
 		OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__PROFILES_DICTIONARY__INIT;
-	struct reader r = {.sp = sp, .e = {"otlp", err, errlen}};
+	struct reader r = {.sp = sp, .e = {name, err, errlen}};
 	struct pb_budget b;
 	ProtobufCMessage *m;
 	otlp_request *req;
@@ -644,7 +650,10 @@ int input__read_otlp(const void *buf, size_t len, struct symprof *sp, char *err,
 		return ret;
 	req = (otlp_request *)m;
 	r.d = req->dictionary ? req->dictionary : &empty;
-	ret = check_dictionary(&r) ?: for_each_profile(&r, req, check_profile) ?: reader_tables(&r);
+	/* every writer sends one of the two: without either, the bytes only parsed by chance */
+	if (!req->n_resource_profiles && !req->dictionary)
+		ret = fail(&r, "no resource profiles and no dictionary: not a profiles request");
+	ret = ret ?: check_dictionary(&r) ?: for_each_profile(&r, req, check_profile) ?: reader_tables(&r);
 	if (!ret) {
 		kernel_flags(&r);
 		ret = for_each_profile(&r, req, convert_profile);

@@ -58,6 +58,8 @@ int output__write(FILE *f, enum output_format format, const struct symprof *sp,
  * Folded stacks, one line per (comm, label set, stack) summed over pids and
  * tids, sorted:
  *   comm;[k1=v1,k2=v2];root;...;leaf COUNT
+ * comm is the thread's name, else (a profile read from pprof or OTLP, which
+ * carry processes but not threads by default) the process's name.
  * Labels are sorted by key ("[]" when none). User frames come root first,
  * then kernel frames suffixed "_[k]" (leaf-most: the kernel runs on behalf
  * of the user frames). A frame is the function name, "[module+0xOFF]" when

@@ -153,7 +153,8 @@ static int add_line(struct folded *w, const struct sp_sample *s)
 {
 	const struct sp_range *set = &w->sp->label_sets[s->label_set];
 	const struct sp_range *stack = &w->sp->stacks[s->stack];
-	const struct sp_string *comm = symprof__str(w->sp, s->comm);
+	const struct sp_process *proc = s->comm ? NULL : symprof__process(w->sp, s->pid);
+	const struct sp_string *comm = symprof__str(w->sp, proc ? proc->name : s->comm);
 	size_t start = w->len;
 	__u32 i;
 	int err;
