@@ -48,7 +48,7 @@ static error_t parse_convert_opt(int key, char *arg, struct argp_state *state)
 	case OPT_INPUT_FORMAT:
 		v = input__format_by_name(arg);
 		if (v < 0)
-			argp_error(state, "unknown input format '%s' (auto, json, pprof, otlp, otlp-json)",
+			argp_error(state, "unknown input format '%s' (auto, json, pprof, otlp)",
 				   arg);
 		env->input_format = v;
 		break;
