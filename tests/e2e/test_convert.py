@@ -141,4 +141,4 @@ def test_unreadable_input_says_what_it_is(original, tmp_path):
     rc, _, err = convert_fails(f, "--input-format", "pprof")
     assert rc == 1 and "empty file" in err, err
     rc, _, err = convert_fails(path, "--input-format", "otlp")
-    assert rc == 1 and "otlp: " in err, err
+    assert rc == 1 and "otlp: " in err and err.endswith("(the input is labelprof JSON)\n"), err

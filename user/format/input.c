@@ -178,6 +178,19 @@ static int read_auto(const unsigned char *buf, size_t len, struct symprof **out,
 	return -EINVAL;
 }
 
+/* A reader refused JSON of the other kind: err says what the input is. */
+static void hint_other_json(const unsigned char *buf, size_t len, size_t start,
+			    enum input_format format, char *err, size_t errlen)
+{
+	enum input_format kind = buf[start] == '{' ? json_kind(buf, len, NULL, 0) : INPUT_AUTO;
+	size_t n = strlen(err);
+
+	if (kind == INPUT_JSON && format != INPUT_JSON)
+		snprintf(err + n, errlen - n, " (the input is labelprof JSON)");
+	else if (kind == INPUT_OTLP_JSON && format != INPUT_OTLP && format != INPUT_OTLP_JSON)
+		snprintf(err + n, errlen - n, " (the input is OTLP JSON)");
+}
+
 int input__read(const void *buf, size_t len, enum input_format format, struct symprof **out,
 		char *err, size_t errlen)
 {
@@ -223,6 +236,8 @@ int input__read(const void *buf, size_t len, enum input_format format, struct sy
 	ret = read(buf, len, sp, err, errlen);
 	if (!ret && symprof__error(sp))
 		ret = symprof__error(sp);
+	if (ret == -EINVAL && errlen)
+		hint_other_json(buf, len, start, format, err, errlen);
 	if (ret) {
 		symprof__free(sp);
 		return ret;

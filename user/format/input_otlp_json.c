@@ -121,10 +121,11 @@ static bool name_matches(const struct transcoder *t, const char *name)
 
 	if (n == t->j.str_len && !memcmp(name, s, n))
 		return true;
+	/* as output_otlp.c writes it: "_x" becomes "X" */
 	for (; *name && s < end; name++, s++) {
-		if (*name == '_' && name[1] >= 'a' && name[1] <= 'z') {
+		if (*name == '_' && name[1]) {
 			name++;
-			if (*s != *name - 'a' + 'A')
+			if (*s != (*name >= 'a' && *name <= 'z' ? *name - 'a' + 'A' : *name))
 				return false;
 		} else if (*s != (unsigned char)*name) {
 			return false;
