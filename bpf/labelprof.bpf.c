@@ -133,6 +133,9 @@ struct lp_fcache {
 	__u32 pass;
 };
 
+#define OTEL_BUF_MASK 1023
+_Static_assert(LP_OTEL_RECORD_MAX <= OTEL_BUF_MASK, "an OTel record fits the mask");
+
 /*
  * One per CPU (indexed by CPU: a perf-event program cannot nest on its CPU).
  * A sample is assembled in rec and copied out with only its used bytes.
@@ -149,6 +152,11 @@ struct lp_scratch {
 	 */
 	struct lp_uwalk uw;
 	__u32 off;
+	/* The OTel thread context walk: the next entry of attrs_data in otel[], its end. */
+	__u32 otel_pos;
+	__u32 otel_end;
+	/* An OTel thread context record; the slack keeps masked reads of an entry inside. */
+	__u8 otel[OTEL_BUF_MASK + 1 + 256];
 	struct lp_rcache rc;
 	struct lp_fcache fc;
 };
@@ -216,7 +224,7 @@ static __always_inline long read_user(struct task_struct *task, bool remote, voi
 
 /* glibc's and musl's DTV walk: the block of module modid, plus offset. */
 static __always_inline int dtv_addr(struct task_struct *task, bool remote,
-				    const struct lp_recipe *r, __u64 tp, __u64 modid, __u64 offset,
+				    const struct lp_tls_ref *r, __u64 tp, __u64 modid, __u64 offset,
 				    __u64 *addr, __u32 *status)
 {
 	__u64 dtv, block, entries;
@@ -250,7 +258,7 @@ static __always_inline int dtv_addr(struct task_struct *task, bool remote,
 
 /* Finds the TLS object of task; 0 when *addr is valid. */
 static __always_inline int tls_object_addr(struct task_struct *task, bool remote,
-					   const struct lp_recipe *r, __u64 *addr, __u32 *status)
+					   const struct lp_tls_ref *r, __u64 *addr, __u32 *status)
 {
 	__u64 tp = arch_thread_pointer(task), desc[2], ti[2];
 
@@ -424,44 +432,15 @@ static __always_inline void recipes_changed(void)
 	__sync_fetch_and_add(&recipes_gen, 1);
 }
 
-/*
- * Reads the label set of task (remote: not the current thread, see
- * read_user), whose flags are task_flags, into the record s at *off.
- */
-static __always_inline void read_label_set(struct task_struct *task, bool remote, __u32 task_flags,
-					   struct lp_scratch *sc, struct lp_sample *s, __u32 *off,
-					   struct lp_counters *c)
+/* The custom labels of task (r->labels) into the record s at *off. */
+static __always_inline void read_custom_labels(struct task_struct *task, bool remote,
+					       const struct lp_recipe *r, struct lp_scratch *sc,
+					       struct lp_sample *s, __u32 *off)
 {
-	struct lp_recipe *r;
 	__u64 addr, set[2] = {}, ptr;
 
-	/*
-	 * Once a thread exits, glibc may hand its stack and TLS block to a new
-	 * thread while the old task still runs kernel exit code.
-	 */
-	if (task_flags & PF_EXITING) {
-		s->status |= LP_ST_EXITING;
+	if (tls_object_addr(task, remote, &r->labels, &addr, &s->status))
 		return;
-	}
-	r = find_recipe(sc, s->tgid, remote);
-	if (!r) {
-		s->status |= LP_ST_NO_RECIPE;
-		c->unknown_pids++;
-		return;
-	}
-	/*
-	 * Code mapped or unmapped since userspace inspected the process: a
-	 * label library may have been loaded, or loaded again elsewhere.
-	 */
-	if (!remote && r->exec_vm && task->mm->exec_vm != r->exec_vm)
-		s->status |= LP_ST_MAPS_CHANGED;
-	if (r->form == LP_FORM_NONE) {
-		s->status |= LP_ST_NO_RECIPE;
-		return;
-	}
-	if (tls_object_addr(task, remote, r, &addr, &s->status))
-		return;
-
 	if (r->form == LP_FORM_CUSTOM_LABELS_V1) {
 		/* the TLS object is a pointer to { storage, count, capacity } */
 		if (read_user(task, remote, &ptr, sizeof(ptr), addr)) {
@@ -483,6 +462,175 @@ static __always_inline void read_label_set(struct task_struct *task, bool remote
 	}
 	s->status |= LP_ST_LABELS_READ;
 	copy_labels(task, remote, sc, s, off, set[0], set[1]);
+}
+
+#define OTEL_SRC_BITS (LP_SRC_OTEL_THREAD << LP_LABEL_SRC_SHIFT)
+
+/*
+ * Appends the label { key, otel[at..at+len) } of the OTel thread source at
+ * sc->off; key and len are constants at every call site.
+ */
+static __always_inline void put_otel_id(struct lp_scratch *sc, struct lp_sample *s, const char *key,
+					__u32 klen, __u32 at, __u32 len)
+{
+	__u32 o = sc->off;
+
+	if (s->label_count >= max_labels || o > LP_RECORD_MAX - 64) {
+		s->status |= LP_ST_TRUNCATED;
+		return;
+	}
+	put_u16(&sc->rec[o & REC_MASK], klen | OTEL_SRC_BITS);
+	put_u16(&sc->rec[(o + 2) & REC_MASK], len);
+	__builtin_memcpy(&sc->rec[(o + 4) & REC_MASK], key, klen);
+	__builtin_memcpy(&sc->rec[(o + 4 + klen) & REC_MASK], &sc->otel[at], len);
+	sc->off = o + sizeof(struct lp_label_hdr) + klen + len;
+	s->label_count++;
+}
+
+/*
+ * One attrs_data entry { key_index, len, bytes }, by bpf_loop: its key is the
+ * key index (one byte, userspace names it), its value the bytes.
+ */
+static long otel_attr(__u32 i, struct lp_scratch **scp)
+{
+	struct lp_scratch *sc = *scp;
+	struct lp_sample *s = (struct lp_sample *)sc->rec;
+	__u32 pos = sc->otel_pos, end = sc->otel_end, o = sc->off, len, vlen;
+
+	if (end > LP_OTEL_RECORD_MAX || pos + 2 > end) {
+		if (pos < end) /* a lone byte: an incomplete entry */
+			s->status |= LP_ST_MALFORMED;
+		return 1;
+	}
+	len = sc->otel[(pos + 1) & OTEL_BUF_MASK];
+	if (pos + 2 + len > end) {
+		s->status |= LP_ST_MALFORMED;
+		return 1;
+	}
+	sc->otel_pos = pos + 2 + len;
+	if (s->label_count >= max_labels) {
+		s->status |= LP_ST_TRUNCATED;
+		return 1;
+	}
+	vlen = len > max_value_len ? max_value_len : len;
+	if (vlen != len)
+		s->status |= LP_ST_TRUNCATED;
+	if (o > LP_RECORD_MAX || o + sizeof(struct lp_label_hdr) + 1 + vlen > LP_RECORD_MAX) {
+		s->status |= LP_ST_TRUNCATED;
+		return 1;
+	}
+	put_u16(&sc->rec[o & REC_MASK], 1 | OTEL_SRC_BITS);
+	put_u16(&sc->rec[(o + 2) & REC_MASK], vlen);
+	sc->rec[(o + 4) & REC_MASK] = sc->otel[pos & OTEL_BUF_MASK];
+	bpf_probe_read_kernel(&sc->rec[(o + 5) & REC_MASK], vlen & 0xff,
+			      &sc->otel[(pos + 2) & OTEL_BUF_MASK]);
+	sc->off = o + sizeof(struct lp_label_hdr) + 1 + vlen;
+	s->label_count++;
+	return 0;
+}
+
+/*
+ * The OpenTelemetry thread context of task (r->otel, OTEP 4947) into the
+ * record s at *off, after the custom labels (docs/design.md section 1).
+ */
+static __always_inline void read_otel_thread(struct task_struct *task, bool remote,
+					     const struct lp_recipe *r, struct lp_scratch *sc,
+					     struct lp_sample *s, __u32 *off)
+{
+	__u64 addr, ptr, *ids = (__u64 *)sc->otel;
+	__u32 size;
+
+	if (tls_object_addr(task, remote, &r->otel, &addr, &s->status))
+		return;
+	if (read_user(task, remote, &ptr, sizeof(ptr), addr)) {
+		s->status |= LP_ST_READ_FAULT;
+		return;
+	}
+	s->status |= LP_ST_LABELS_READ;
+	if (!ptr) /* no context */
+		return;
+	/*
+	 * The whole record in one read; a shorter record at the end of its
+	 * mapping makes that fail, and is read by its header's size.
+	 */
+	if (read_user(task, remote, sc->otel, LP_OTEL_RECORD_MAX, ptr)) {
+		if (read_user(task, remote, sc->otel, LP_OTEL_RECORD_HDR, ptr)) {
+			s->status |= LP_ST_READ_FAULT;
+			return;
+		}
+		size = *(__u16 *)&sc->otel[26];
+		if (size > LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR) {
+			s->status |= LP_ST_MALFORMED;
+			return;
+		}
+		if (read_user(task, remote, sc->otel, LP_OTEL_RECORD_HDR + size, ptr)) {
+			s->status |= LP_ST_READ_FAULT;
+			return;
+		}
+	}
+	if (sc->otel[24] != LP_OTEL_VALID)
+		return;
+	size = *(__u16 *)&sc->otel[26];
+	if (size > LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR) {
+		s->status |= LP_ST_MALFORMED;
+		return;
+	}
+	sc->off = *off;
+	if (ids[0] | ids[1]) {
+		put_otel_id(sc, s, LP_OTEL_KEY_TRACE_ID, sizeof(LP_OTEL_KEY_TRACE_ID) - 1, 0,
+			    LP_OTEL_TRACE_ID_LEN);
+		if (ids[2])
+			put_otel_id(sc, s, LP_OTEL_KEY_SPAN_ID, sizeof(LP_OTEL_KEY_SPAN_ID) - 1,
+				    LP_OTEL_TRACE_ID_LEN, LP_OTEL_SPAN_ID_LEN);
+	}
+	sc->otel_pos = LP_OTEL_RECORD_HDR;
+	sc->otel_end = LP_OTEL_RECORD_HDR + size;
+	bpf_loop((LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR) / 2, otel_attr, &sc, 0);
+	if (sc->off < *off || sc->off > LP_RECORD_MAX)
+		return;
+	s->label_bytes += sc->off - *off;
+	*off = sc->off;
+}
+
+/*
+ * Reads the label set of task (remote: not the current thread, see
+ * read_user), whose flags are task_flags, into the record s at *off.
+ */
+static __always_inline void read_label_set(struct task_struct *task, bool remote, __u32 task_flags,
+					   struct lp_scratch *sc, struct lp_sample *s, __u32 *off,
+					   struct lp_counters *c)
+{
+	struct lp_recipe *r;
+
+	/*
+	 * Once a thread exits, glibc may hand its stack and TLS block to a new
+	 * thread while the old task still runs kernel exit code.
+	 */
+	if (task_flags & PF_EXITING) {
+		s->status |= LP_ST_EXITING;
+		return;
+	}
+	r = find_recipe(sc, s->tgid, remote);
+	if (!r) {
+		s->status |= LP_ST_NO_RECIPE;
+		c->unknown_pids++;
+		return;
+	}
+	/*
+	 * Code mapped or unmapped since userspace inspected the process: a
+	 * label library may have been loaded, or loaded again elsewhere.
+	 */
+	if (!remote && r->exec_vm && task->mm->exec_vm != r->exec_vm)
+		s->status |= LP_ST_MAPS_CHANGED;
+	if (r->form == LP_FORM_NONE && r->otel.access == LP_TLS_NONE) {
+		s->status |= LP_ST_NO_RECIPE;
+		return;
+	}
+	/* one merged set: custom labels first, which win (docs/design.md section 1) */
+	if (r->form != LP_FORM_NONE)
+		read_custom_labels(task, remote, r, sc, s, off);
+	if (r->otel.access != LP_TLS_NONE)
+		read_otel_thread(task, remote, r, sc, s, off);
 }
 
 #if ARCH_USER_FP_WALK

@@ -135,6 +135,19 @@ $(WL_DIR)/container: $(WL_SRC)/container.c | $(WL_DIR)
 
 WL_BINS += $(WL_DIR)/container
 
+# otel: OpenTelemetry thread and process contexts, through libcustomlabels loaded at
+# startup (TLSDESC) or linked into the executable (its own TLS block).
+$(WL_DIR)/otel-lib: $(WL_SRC)/otel.c $(WL_COMMON) $(call wl_dep_lib,1) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(LDFLAGS) $< $(WL_COMMON) $(call wl_link_lib,1) -lpthread -o $@
+
+$(WL_DIR)/otel-exe: $(WL_SRC)/otel.c $(WL_COMMON) $(call wl_dep_exe,1) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(LDFLAGS) $< $(WL_COMMON) $(WL_LIBDIR)/libcustomlabels.a \
+		-Wl,--export-dynamic-symbol=otel_thread_ctx_v1 -lpthread -o $@
+
+WL_BINS += $(WL_DIR)/otel-lib $(WL_DIR)/otel-exe
+
 # Last: every workload above is in WL_BINS by now.
 .PHONY: workloads
 workloads: $(WL_BINS)

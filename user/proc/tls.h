@@ -64,6 +64,12 @@ struct tls_file_info {
 	__u32 nr_relocs;
 	__u32 nr_exec_segments;
 	struct tls_reloc relocs[TLS_MAX_RELOCS];
+	/* The OpenTelemetry thread context pointer, otel_thread_ctx_v1 (OTEP 4947). */
+	bool has_otel;
+	bool otel_sym_dynamic; /* in .dynsym */
+	__u32 nr_otel_relocs;
+	__u64 otel_value; /* st_value: offset in the TLS block */
+	struct tls_reloc otel_relocs[TLS_MAX_RELOCS];
 	struct tls_segment exec_segments[TLS_MAX_EXEC_SEGMENTS];
 };
 
@@ -84,6 +90,10 @@ struct tls_diag {
 	__u32 libc;		   /* enum tls_libc of the process */
 	char object[TLS_DIAG_LEN]; /* the object publishing the labels, as mapped */
 	char msg[TLS_DIAG_LEN];	   /* one line for logs */
+	/* The same for the OTel thread context (otel_case: enum tls_case). */
+	__u32 otel_case;
+	char otel_object[TLS_DIAG_LEN];
+	char otel_msg[TLS_DIAG_LEN];
 };
 
 /* "custom_labels_v0", "custom_labels_v1", or NULL for LP_FORM_NONE and unknown forms. */
@@ -105,8 +115,9 @@ int tls__inspect_fd(int fd, const char *name, struct tls_file_info *info, char *
 
 /*
  * The recipe of an executable's own static TLS (case 1), from its file info
- * alone. Returns 0, -ENOENT if the file publishes no labels, -EINVAL if its
- * TLS segment is unusable, -ENOTSUP for an unknown machine.
+ * alone: custom labels and the OTel thread context. Returns 0, -ENOENT if
+ * the file publishes neither, -EINVAL if its TLS segment is unusable,
+ * -ENOTSUP for an unknown machine.
  */
 int tls__exe_recipe(const struct tls_file_info *info, struct lp_recipe *recipe);
 
@@ -135,8 +146,10 @@ void tls_cache__stats(const struct tls_cache *cache, struct tls_cache_stats *sta
  * publishes no labels, or only an unknown ABI version), -EAGAIN when the
  * label object's TLS slot is not resolved yet (retry later), -ESRCH when the
  * process is gone, -ENOENT when labels are published but their TLS cannot be
- * located, other -errno on errors. diag (may be NULL) says which object and
- * case, or why not.
+ * located, other -errno on errors. recipe->otel locates the OTel thread
+ * context when a mapped object defines otel_thread_ctx_v1; when it is found,
+ * the custom labels' errors other than -ESRCH give way to 0. diag (may be
+ * NULL) says which object and case, or why not, for both.
  */
 int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *recipe,
 			 struct tls_diag *diag);
