@@ -47,7 +47,7 @@ def summary(doc):
 def differences(got, want):
     """The first few keys whose counts differ, for a readable failure."""
     keys = [k for k in set(got) | set(want) if got.get(k) != want.get(k)]
-    return [(k[:3], k[3][:3], got.get(k), want.get(k)) for k in keys[:3]]
+    return [(k[:3], got.get(k), want.get(k)) for k in keys[:3]]
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +142,26 @@ def test_unreadable_input_says_what_it_is(original, tmp_path):
     assert rc == 1 and "empty file" in err, err
     rc, _, err = convert_fails(path, "--input-format", "otlp")
     assert rc == 1 and "otlp: " in err and err.endswith("(the input is labelprof JSON)\n"), err
+
+
+def test_process_context_labels_round_trip(tmp_path):
+    """The OpenTelemetry process context's labels (source otel_process) are the OTLP
+    resource's attributes: they come back from otlp and otlp-json, with their source."""
+    from test_otel import otel_argv
+    with started(otel_argv("lib", tmp_path / "otel.json")) as wl:
+        rec = record(tmp_path, "-p", wl.pid, duration=2)
+    check_exit(wl)
+
+    def by_labels(doc):
+        out = collections.Counter()
+        for s in doc["samples"]:
+            sources = s.get("label_sources") or {}
+            process = frozenset((k, v) for k, v in sources.items() if v == "otel_process")
+            out[(s["pid"], labels_of(s), process)] += s["count"]
+        return out
+    want = by_labels(rec.profile.doc)
+    assert any(k[2] for k in want), "no label from the process context"
+    for fmt in ("otlp", "otlp-json"):
+        there = convert(rec.out, fmt, tmp_path / f"otel.{fmt}")
+        got = by_labels(load_json(convert(there, "json", tmp_path / f"otel-{fmt}.json")))
+        assert got == want, f"{fmt}: {differences(got, want)}"

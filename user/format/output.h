@@ -149,6 +149,10 @@ int output__write_pprof(FILE *f, const struct symprof *sp, const struct output_o
  * attribute process.executable.build_id.gnu in lowercase hex; lines are
  * innermost inlined function first.
  *
+ * Labels from an OpenTelemetry process context are resource attributes; the
+ * reader gives every sample of the resource its attributes other than those
+ * above as labels of that source.
+ *
  * Trace labels become Links (user/format/otlp.h): trace_id and span_id in lowercase
  * hex (32 and 16 digits) are written as the Link only; Datadog's decimal
  * span-id and root-span-id give a Link whose trace_id holds root-span-id in
