@@ -162,11 +162,22 @@ static void put_str_json(const char *s)
 		fputs("null", stdout);
 }
 
+/* A Go executable's version and how its goroutine labels are read, or why not; NULL if not Go. */
+static const char *go_labels_line(const struct tls_file_info *info, char *buf, size_t len)
+{
+	struct lp_go_ref go;
+
+	if (!info->go.is_go)
+		return NULL;
+	golang__recipe(info, &go, buf, len);
+	return buf;
+}
+
 static void put_file_json(const char *path, const struct tls_file_info *info)
 {
 	struct tls_model model = file_tls_model(info);
 	struct lp_recipe exe;
-	char reason[128];
+	char reason[128], go[TLS_DIAG_LEN];
 	__u32 i;
 
 	fputs("{\"file\":", stdout);
@@ -192,6 +203,8 @@ static void put_file_json(const char *path, const struct tls_file_info *info)
 		no_labels_reason(info, reason, sizeof(reason));
 		fputs(",\"reason\":", stdout);
 		put_str_json(reason);
+		fputs(",\"go\":", stdout);
+		put_str_json(go_labels_line(info, go, sizeof(go)));
 		fputs("}", stdout);
 		return;
 	}
@@ -214,7 +227,9 @@ static void put_file_json(const char *path, const struct tls_file_info *info)
 		       (uint64_t)info->relocs[i].r_offset,
 		       info->relocs[i].local ? "module" : "symbol");
 	}
-	fputs("]}", stdout);
+	fputs("],\"go\":", stdout);
+	put_str_json(go_labels_line(info, go, sizeof(go)));
+	fputs("}", stdout);
 }
 
 static void put_file_text(const char *path, const struct tls_file_info *info, const char *indent)
@@ -222,7 +237,7 @@ static void put_file_text(const char *path, const struct tls_file_info *info, co
 	struct tls_model model = file_tls_model(info);
 	const char *libc = NAME(libc_names, info->interp_libc);
 	struct lp_recipe exe;
-	char reason[128];
+	char reason[128], go[TLS_DIAG_LEN];
 	__u32 i;
 
 	fmt__text_line(stdout, "%sfile: %s (%s, %s%s%s)", indent, path,
@@ -233,6 +248,8 @@ static void put_file_text(const char *path, const struct tls_file_info *info, co
 		       " in the TLS block, %u TLS relocations\n",
 		       indent, info->otel_sym_dynamic ? ".dynsym" : ".symtab",
 		       (uint64_t)info->otel_value, info->nr_otel_relocs);
+	if (go_labels_line(info, go, sizeof(go)))
+		fmt__text_line(stdout, "%sgo: %s", indent, go);
 	if (info->form == LP_FORM_NONE) {
 		no_labels_reason(info, reason, sizeof(reason));
 		printf("%slabels: none: %s\n", indent, reason);
@@ -448,6 +465,10 @@ static int inspect_pid(const struct inspect_env *env)
 	} else if (err) {
 		status = "error"; /* labels are published, their TLS cannot be located */
 		summary = "labels not located";
+	} else if (r.form == LP_FORM_NONE && r.otel.access == LP_TLS_NONE &&
+		   r.go.format != LP_GO_NONE) {
+		status = "ok";
+		summary = "go_pprof";
 	} else if (r.form == LP_FORM_NONE && r.otel.access == LP_TLS_NONE) {
 		status = "none";
 		summary = "no labels";
@@ -483,6 +504,8 @@ static int inspect_pid(const struct inspect_env *env)
 			fputs("null", stdout);
 		put_otel_thread(&r, &diag, true);
 		put_otel_process(env->pid, true);
+		fputs(",\"go\":", stdout);
+		put_str_json(diag.go[0] ? diag.go : NULL);
 		fputs("}\n", stdout);
 	} else {
 		fmt__text_line(stdout, "pid %d: %s: %s", env->pid, summary, diag.msg);
@@ -497,6 +520,8 @@ static int inspect_pid(const struct inspect_env *env)
 			fmt__text_line(stdout, "  object: %s", diag.object);
 		put_otel_thread(&r, &diag, false);
 		put_otel_process(env->pid, false);
+		if (diag.go[0])
+			fmt__text_line(stdout, "  go: %s", diag.go);
 	}
 	return 0;
 }

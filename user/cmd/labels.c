@@ -183,6 +183,8 @@ static int put_labels(struct labels_run *run)
 		fmt__json_bytes(stdout, diag->object, strlen(diag->object));
 		fputs(",\"recipe\":", stdout);
 		fmt__json_bytes(stdout, diag->msg, strlen(diag->msg));
+		fputs(",\"go\":", stdout);
+		fmt__json_bytes(stdout, diag->go, strlen(diag->go));
 		fputs(",\"threads\":[", stdout);
 		err = profile__for_each(run->profile, put_thread_json, run);
 		fputs("\n]}\n", stdout);
@@ -197,9 +199,11 @@ static int put_labels(struct labels_run *run)
 		else if (run->form != LP_FORM_NONE)
 			fmt__text_line(stdout, "pid %d: %s from %s (%s)", run->env->pid,
 				       tls__form_name(run->form), diag->object, diag->msg);
-		else
+		else if (run->otel)
 			fmt__text_line(stdout, "pid %d: OpenTelemetry thread context from %s (%s)",
 				       run->env->pid, diag->otel_object, diag->otel_msg);
+		if (diag->go[0])
+			fmt__text_line(stdout, "pid %d: go_pprof (%s)", run->env->pid, diag->go);
 		err = profile__for_each(run->profile, put_thread_text, run);
 	}
 	if (!err && fflush(stdout))
@@ -228,6 +232,9 @@ static int find_recipe(const struct labels_env *env, struct lp_recipe *r, struct
 	}
 	/* diag quotes the process's file names: escaped */
 	err = tls__resolve_process(NULL, env->pid, r, diag);
+	/* a Go program's labels are read whatever became of custom labels */
+	if (r->go.format != LP_GO_NONE && err != -ESRCH && err != -EACCES && err != -EPERM)
+		return 0;
 	if (err == -ESRCH)
 		fprintf(stderr, "labelprof: no such process: %d\n", env->pid);
 	else if (err == -EACCES || err == -EPERM)
@@ -239,9 +246,9 @@ static int find_recipe(const struct labels_env *env, struct lp_recipe *r, struct
 		fmt__text_line(stderr, "labelprof: pid %d: the labels%s%s cannot be located: %s",
 			       env->pid, diag->object[0] ? " of " : "", diag->object, diag->msg);
 	else if (r->form == LP_FORM_NONE && r->otel.access == LP_TLS_NONE)
-		fmt__text_line(stderr, "labelprof: pid %d publishes no labels: %s%s%s; %s",
+		fmt__text_line(stderr, "labelprof: pid %d publishes no labels: %s%s%s; %s%s%s",
 			       env->pid, diag->object, diag->object[0] ? ": " : "", diag->msg,
-			       diag->otel_msg);
+			       diag->otel_msg, diag->go[0] ? "; " : "", diag->go);
 	else
 		return 0;
 	return err ? err : -ENOENT;
@@ -254,7 +261,8 @@ int cmd_labels(int argc, char **argv)
 		.options = labels_options,
 		.parser = parse_labels_opt,
 		.args_doc = "PID",
-		.doc = "Shows the custom labels every thread of process PID has set right now. "
+		.doc = "Shows the custom labels (and a Go program's goroutine pprof labels) every "
+		       "thread of process PID has set right now. "
 		       "A BPF task iterator reads them where the threads keep them, with the "
 		       "recipe 'labelprof record' uses, without stopping the process.\v"
 		       "Text output: a line naming the label form and the file that publishes "
@@ -273,7 +281,7 @@ int cmd_labels(int argc, char **argv)
 		       "'labelprof record' reads with); malformed (a label with a NULL value "
 		       "was skipped); exiting.\n\n"
 		       "--json writes {\"pid\", \"form\", \"otel_thread\", \"object\", \"recipe\", "
-		       "\"threads\": [{\"tid\", \"comm\", \"labels\": {KEY: VALUE}, "
+		       "\"go\", \"threads\": [{\"tid\", \"comm\", \"labels\": {KEY: VALUE}, "
 		       "\"label_sources\": {KEY: SOURCE}, \"status\", \"flags\"}]} "
 		       "with byte strings escaped as in docs/json-format.md.\n\n"
 		       "Exit status: 0 when the labels were read; 1 when they could not be "

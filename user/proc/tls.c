@@ -692,7 +692,7 @@ int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *rec
 {
 	static const uint32_t forms[] = {LP_FORM_CUSTOM_LABELS_V1, LP_FORM_CUSTOM_LABELS_V0};
 	struct proc p = {.pid = pid, .mem_fd = -1};
-	const struct proc_object *main_program;
+	const struct proc_object *main_program = NULL;
 	char err[TLS_DIAG_LEN] = "";
 	struct tls_diag scratch;
 	struct tls_sym sym;
@@ -793,6 +793,9 @@ otel:
 		ret = oret;
 
 out_free:
+	/* a Go program's goroutine labels, besides any custom labels (docs/design.md section 8) */
+	if (main_program && ret != -ESRCH)
+		golang__recipe(&main_program->info, &recipe->go, diag->go, sizeof(diag->go));
 	proc__free(&p);
 	return ret;
 }

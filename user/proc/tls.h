@@ -10,8 +10,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "labelprof.h"
+#include "proc/golang.h"
 
 /* At most this many TLS relocations of the label symbol are kept per file. */
 #define TLS_MAX_RELOCS		  8
@@ -71,6 +73,7 @@ struct tls_file_info {
 	__u64 otel_value; /* st_value: offset in the TLS block */
 	struct tls_reloc otel_relocs[TLS_MAX_RELOCS];
 	struct tls_segment exec_segments[TLS_MAX_EXEC_SEGMENTS];
+	struct go_file_info go; /* executables: Go build info (proc/golang.h) */
 };
 
 /* Which of docs/design.md section 3's cases a recipe came from. */
@@ -94,6 +97,7 @@ struct tls_diag {
 	__u32 otel_case;
 	char otel_object[TLS_DIAG_LEN];
 	char otel_msg[TLS_DIAG_LEN];
+	char go[TLS_DIAG_LEN];	   /* Go programs: the version and how labels are read, or why not */
 };
 
 /* "custom_labels_v0", "custom_labels_v1", or NULL for LP_FORM_NONE and unknown forms. */
@@ -120,6 +124,11 @@ int tls__inspect_fd(int fd, const char *name, struct tls_file_info *info, char *
  * -ENOTSUP for an unknown machine.
  */
 int tls__exe_recipe(const struct tls_file_info *info, struct lp_recipe *recipe);
+/*
+ * The offset from tp of the byte at value in an executable's TLS segment.
+ * Returns 0, -EINVAL if the segment is unusable, -ENOTSUP for an unknown machine.
+ */
+int tls__exe_tls_offset(const struct tls_file_info *info, uint64_t value, int64_t *offset);
 
 /*
  * Per-file inspection results keyed by device and inode and checked against

@@ -256,6 +256,9 @@ static int inspect_elf(const struct elf_file *ef, struct tls_file_info *info, ch
 	info->is_exe = elf_file__type(ef) == ET_EXEC ||
 		       (elf_file__type(ef) == ET_DYN && (pie || (has_interp && !soname)));
 
+	if (info->is_exe)
+		golang__inspect_elf(ef, &info->go);
+
 	elf_file__find_symbols(ef, names, 4, syms, found);
 	ctx.arch = arch;
 	/*
@@ -394,5 +397,22 @@ int tls__exe_recipe(const struct tls_file_info *info, struct lp_recipe *recipe)
 		recipe->otel.access = LP_TLS_TP_OFFSET;
 		recipe->otel.offset = block + (int64_t)info->otel_value;
 	}
+	return 0;
+}
+
+int tls__exe_tls_offset(const struct tls_file_info *info, uint64_t value, int64_t *offset)
+{
+	const struct tls_arch *arch = tls_arch__find(info->machine);
+	int64_t block;
+	int ret;
+
+	if (!arch)
+		return -ENOTSUP;
+	if (!info->has_tls || value > info->tls_memsz)
+		return -EINVAL;
+	ret = exe_block_offset(arch, info, &block);
+	if (ret)
+		return ret;
+	*offset = block + (int64_t)value;
 	return 0;
 }
