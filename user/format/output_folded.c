@@ -153,12 +153,14 @@ static int add_line(struct folded *w, const struct sp_sample *s)
 {
 	const struct sp_range *set = &w->sp->label_sets[s->label_set];
 	const struct sp_range *stack = &w->sp->stacks[s->stack];
-	const struct sp_process *proc = s->comm ? NULL : symprof__process(w->sp, s->pid);
-	const struct sp_string *comm = symprof__str(w->sp, proc ? proc->name : s->comm);
+	const struct sp_string *comm = symprof__str(w->sp, s->comm);
 	size_t start = w->len;
 	__u32 i;
 	int err;
 
+	/* from pprof or OTLP: the process is known, not the thread's name */
+	if (!s->comm && symprof__process(w->sp, s->pid))
+		comm = symprof__str(w->sp, symprof__process(w->sp, s->pid)->name);
 	err = put_escaped(w, comm->bytes, comm->len);
 	if (!err)
 		err = put_str(w, ";[");
