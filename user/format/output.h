@@ -58,8 +58,6 @@ int output__write(FILE *f, enum output_format format, const struct symprof *sp,
  * Folded stacks, one line per (comm, label set, stack) summed over pids and
  * tids, sorted:
  *   comm;[k1=v1,k2=v2];root;...;leaf COUNT
- * comm is the thread's name, else (a profile read from pprof or OTLP, which
- * carry processes but not threads by default) the process's name.
  * Labels are sorted by key ("[]" when none). User frames come root first,
  * then kernel frames suffixed "_[k]" (leaf-most: the kernel runs on behalf
  * of the user frames). A frame is the function name, "[module+0xOFF]" when
@@ -67,6 +65,9 @@ int output__write(FILE *f, enum output_format format, const struct symprof *sp,
  * like "[vdso]"; OFF is the location's module_offset) or "[unknown]".
  * Inlined functions are frames of their own. A sample whose stack was
  * dropped by the profile's memory limit has the frame "[dropped]".
+ *
+ * comm is the thread's name, else (a profile read from pprof or OTLP, which
+ * carry processes but not threads by default) the process's name.
  *
  * Escaping: in comm, label keys and values, function and module names, each
  * of the bytes ; , = [ ] \ space, 0x00-0x1f, 0x7f, and every byte that is not
