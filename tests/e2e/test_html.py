@@ -227,6 +227,71 @@ def test_html_page(browser, pages, tmp_path):
     check_clean(browser)
 
 
+def sources_of(profile, function):
+    """Every "file:line" where function ran in the JSON, inlined or not."""
+    out = set()
+    for s in profile.samples:
+        for f in s["frames"]:
+            for part in [f, *(f.get("inlined") or [])]:
+                if part.get("function") == function and part.get("file"):
+                    out.add(f"{part['file']}:{part['line']}" if part.get("line") else part["file"])
+    return out
+
+
+def test_html_tooltip_shows_source_lines(browser, pages):
+    """Hovering a frame shows where in the source its samples were: file:line."""
+    _, converted, profile = pages
+    open_page(browser, converted)
+    for function in ("search_index", "hash_password"):
+        want = sources_of(profile, function)
+        assert want, f"the JSON has no file:line for {function}"
+        frame = next(e for e in browser.find_elements(By.CSS_SELECTOR, "#flame .frame")
+                     if e.text == function)
+        ActionChains(browser).move_to_element(frame).perform()
+        tooltip = browser.find_element(By.ID, "tooltip")
+        WebDriverWait(browser, WAIT).until(lambda d: tooltip.is_displayed())
+        rows = [r for r in tooltip.text.splitlines() if r.startswith("source: ")]
+        assert rows, f"no source row in the tooltip of {function}: {tooltip.text!r}"
+        shown_sources = {re.sub(r" \([\d.]+ %\)$", "", r[len("source: "):]) for r in rows
+                         if not r.endswith(" more lines")}
+        assert shown_sources <= want, (function, shown_sources, want)
+    check_clean(browser)
+
+
+def value_rows(driver, key):
+    return len(table(driver, key))
+
+
+def click_more(driver, key):
+    for section in driver.find_elements(By.CSS_SELECTOR, ".label-key"):
+        if section.find_element(By.CSS_SELECTOR, "h3 .key").text == key:
+            row = section.find_element(By.CSS_SELECTOR, "tr.more-row")
+            text = row.find_element(By.CSS_SELECTOR, "td.value").text
+            row.click()
+            return text
+    pytest.fail(f"no 'more values' row for {key}")
+
+
+def test_html_more_values_expand(browser, pages):
+    """The "N more values" row of a key with many values lists them all when clicked,
+    and folds them again."""
+    _, converted, profile = pages
+    open_page(browser, converted)
+    _, tables = expected_tables(profile)
+    values = tables["request_id"]
+    assert len(values) > 12, f"too few request ids to fold: {len(values)}"
+    top = value_rows(browser, "request_id")
+    text = click_more(browser, "request_id")
+    assert re.fullmatch(r"\d+ more values", text), text
+    WebDriverWait(browser, WAIT).until(lambda d: value_rows(d, "request_id") > top)
+    got = table(browser, "request_id")
+    assert {v: n for v, (n, _) in got.items()} == dict(values)
+    assert len(got) == top + int(text.split()[0])
+    click_more(browser, "request_id")
+    WebDriverWait(browser, WAIT).until(lambda d: value_rows(d, "request_id") == top)
+    check_clean(browser)
+
+
 def test_html_filter_from_hash(browser, pages):
     direct, _, _ = pages
     open_page(browser, direct, "#endpoint=%2Fsearch")

@@ -103,4 +103,4 @@ def test_broken_documents_refused(recorded, tmp_path):
 
     empty = tmp_path / "empty.json"
     empty.write_bytes(b"")
-    assert refused(empty, "--input-format", "json").endswith("line 1 column 1: empty document")
+    assert refused(empty, "--input-format", "json") == f"labelprof: {empty}: empty file"

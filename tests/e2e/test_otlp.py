@@ -437,8 +437,10 @@ def pprof_totals(path):
     by_set, by_fn = collections.Counter(), collections.Counter()
     for s in prof["sample"]:
         n = s["value"][count_at]
+        # pid and comm (the process, by default): OTLP has them in the resource
         labels = frozenset((strings[lb["key"]], strings[lb.get("str", 0)])
-                           for lb in s.get("label", []) if "num" not in lb)
+                           for lb in s.get("label", [])
+                           if "num" not in lb and strings[lb["key"]] != "comm")
         by_set[labels] += n
         leaf = locations[s["location_id"][0]] if s.get("location_id") else {}
         lines = leaf.get("line", [])

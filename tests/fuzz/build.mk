@@ -8,6 +8,7 @@
 #   fuzz_json     labelprof JSON documents: input__read_json, then the JSON writer
 #   fuzz_pprof    pprof profiles (gzipped or not): input__read_pprof, then the pprof writer
 #   fuzz_otlp     OTLP profiles requests (gzipped or not): input__read_otlp, then the OTLP writers
+#   fuzz_otlp_json  the same in OTLP's JSON mapping: input__read_otlp_json, then the OTLP JSON writer
 #
 # make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="fuzz_elf ..."]  runs each target on its
 # checked-in corpus (tests/fuzz/corpus/NAME); new inputs and crashes go to
@@ -36,7 +37,8 @@ FUZZ_SRCS_fuzz_pprof := user/format/input_pprof.c user/format/output_pprof.c use
 	$(PROTO_FUZZ_OBJS)
 FUZZ_SRCS_fuzz_otlp := user/format/input_otlp.c user/format/output_otlp.c user/format/otlp.c user/format/pb.c user/profile/symprof.c \
 	$(PROTO_FUZZ_OBJS)
-FUZZ_ALL := fuzz_elf fuzz_maps fuzz_profile fuzz_json fuzz_pprof fuzz_otlp
+FUZZ_SRCS_fuzz_otlp_json := user/format/input_otlp_json.c user/format/json.c $(FUZZ_SRCS_fuzz_otlp)
+FUZZ_ALL := fuzz_elf fuzz_maps fuzz_profile fuzz_json fuzz_pprof fuzz_otlp fuzz_otlp_json
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS := $(addprefix $(FUZZ_DIR)/,$(FUZZ_ALL))
 

@@ -928,6 +928,125 @@ static void test_json(void **state)
 	symprof__free(sp);
 }
 
+static char *write_otlp_json(const struct symprof *sp, unsigned int extra, size_t *len)
+{
+	struct output_opts opts = {.extra_labels = extra};
+	char *out = NULL;
+	FILE *f = open_memstream(&out, len);
+
+	assert_non_null(f);
+	assert_int_equal(output__write_otlp_json(f, sp, &opts), 0);
+	assert_int_equal(fclose(f), 0);
+	return out;
+}
+
+static int read_json(const char *text, struct symprof **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	return input__read(text, strlen(text), INPUT_AUTO, out, err, errlen);
+}
+
+/* OTLP JSON reads back into what the binary encoding gives, and rewrites the same. */
+static void test_json_round_trip(void **state)
+{
+	__u32 sets[SET_COUNT];
+	struct symprof *sp = build(sets), *back = NULL;
+	size_t len, len2;
+	char err[256] = "", *text = write_otlp_json(sp, OUTPUT_LABEL_TID | OUTPUT_LABEL_THREAD_NAME,
+						  &len),
+	     *want = describe(sp, true), *got, *again;
+
+	if (read_json(text, &back, err, sizeof(err)))
+		fail_msg("reading OTLP JSON: %s", err);
+	got = describe(back, true);
+	same_text(got, want);
+	assert_int_equal(symprof__total(back), symprof__total(sp));
+	assert_int_equal(back->meta.period_ns, sp->meta.period_ns);
+	assert_int_equal(back->meta.start_time_unix_ns, sp->meta.start_time_unix_ns);
+	again = write_otlp_json(back, OUTPUT_LABEL_TID | OUTPUT_LABEL_THREAD_NAME, &len2);
+	same_text(again, text);
+	free(again);
+	free(got);
+	free(want);
+	free(text);
+	symprof__free(back);
+	symprof__free(sp);
+}
+
+/* The mapping's other spellings: .proto names, numbers for int64, strings for int32, nulls. */
+static void test_json_spellings(void **state)
+{
+	static const char doc[] =
+		"{\"resource_profiles\":[{\"resource\":{\"attributes\":["
+		"{\"key\":\"process.pid\",\"value\":{\"intValue\":42}},"
+		"{\"key\":\"process.executable.name\",\"value\":{\"stringValue\":\"app\"}}]},"
+		"\"scope_profiles\":[{\"profiles\":[{\"sampleType\":{\"typeStrindex\":\"1\","
+		"\"unitStrindex\":2},\"samples\":[{\"stackIndex\":1,\"values\":[\"7\"],"
+		"\"attributeIndices\":[1],\"linkIndex\":null}]}]}]}],"
+		"\"dictionary\":{\"string_table\":[\"\",\"samples\",\"count\",\"main\",\"tenant\"],"
+		"\"functionTable\":[{},{\"nameStrindex\":3}],"
+		"\"locationTable\":[{},{\"address\":4096,\"lines\":[{\"functionIndex\":1}]}],"
+		"\"stackTable\":[{},{\"locationIndices\":[1]}],"
+		"\"attributeTable\":[{},{\"keyStrindex\":4,\"value\":{\"bytesValue\":\"YWNtZQ\"}}],"
+		"\"linkTable\":[{},{\"traceId\":\"" TRACE_HEX "\",\"spanId\":\"" SPAN_HEX "\"}],"
+		"\"unknownTable\":[1,{\"x\":[]}]}}";
+	struct symprof *sp;
+	char err[256] = "";
+	const struct sp_range *set;
+
+	if (read_json(doc, &sp, err, sizeof(err)))
+		fail_msg("reading OTLP JSON: %s", err);
+	assert_int_equal(sp->sample_count, 1);
+	assert_int_equal(sp->samples[0].count, 7);
+	assert_int_equal(sp->samples[0].pid, 42);
+	assert_non_null(symprof__process(sp, 42));
+	assert_true(sp_string__is(symprof__str(sp, symprof__process(sp, 42)->name), "app"));
+	set = &sp->label_sets[sp->samples[0].label_set];
+	assert_int_equal(set->count, 1);
+	/* bytes are base64 without padding: the attribute's value in hex */
+	assert_true(sp_string__is(symprof__str(sp, sp->labels[set->first].value), "61636d65"));
+	assert_int_equal(sp->locations[sp->stack_locations[sp->stacks[1].first]].address, 4096);
+	symprof__free(sp);
+}
+
+static void test_json_refused(void **state)
+{
+	static const struct {
+		const char *doc, *what;
+	} cases[] = {
+		{"{\"dictionary\":{\"functionTable\":[{},{\"startLine\":\"x\"}]}}",
+		 "otlp-json: line 1 column 49: \"start_line\" must be an integer"},
+		{"{\"dictionary\":{\"functionTable\":[{},{\"nameStrindex\":2147483648}]}}",
+		 "\"name_strindex\" is out of range"},
+		{"{\"dictionary\":{\"mappingTable\":[{\"memoryStart\":-1}]}}",
+		 "\"memory_start\" is out of range"},
+		{"{\"dictionary\":{\"linkTable\":[{\"traceId\":\"xyz\"}]}}",
+		 "\"trace_id\" must be hex digits"},
+		{"{\"dictionary\":{\"attributeTable\":[{\"value\":{\"bytesValue\":\"a\"}}]}}",
+		 "\"bytes_value\" must be base64"},
+		{"{\"dictionary\":{\"stackTable\":[{\"locationIndices\":[1,null]}]}}",
+		 "null in the array \"location_indices\""},
+		{"{\"dictionary\":{\"stringTable\":\"x\"}}",
+		 "\"string_table\" must be an array, not a string"},
+		{"{\"resourceProfiles\":[]} {}", "data after the end of the document"},
+		{"{\"dictionary\":{\"stringTable\":[\"a\"]}}",
+		 "otlp-json: string_table[0] is not the empty string"},
+		{"{\"dictionary\":{\"linkTable\":[{},{\"traceId\":\"00\"}]}}",
+		 "otlp-json: link_table 1: trace_id of 1 bytes"},
+	};
+	struct symprof *sp;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = 0;
+		if (read_json(cases[i].doc, &sp, err, sizeof(err)) != -EINVAL ||
+		    !strstr(err, cases[i].what))
+			fail_msg("%s: want an error with %s, got: %s", cases[i].doc, cases[i].what,
+				 err);
+	}
+}
+
 /* ---- malformed input ------------------------------------------------------ */
 
 /* A valid request to break: the test profile's, decoded. */
@@ -1206,6 +1325,9 @@ int main(void)
 		cmocka_unit_test(test_label_named_thread_id),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_json_round_trip),
+		cmocka_unit_test(test_json_spellings),
+		cmocka_unit_test(test_json_refused),
 		cmocka_unit_test(test_bad_indices),
 		cmocka_unit_test(test_bad_encoding),
 		cmocka_unit_test(test_foreign),

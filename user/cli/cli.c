@@ -219,7 +219,8 @@ static const struct argp_option output_options[] = {
 	 0},
 	{"output", 'o', "FILE", 0, "Write the profile here instead of standard output", 0},
 	{"pprof-labels", OPT_PPROF_LABELS, "LIST", 0,
-	 "Also label pprof/OTLP samples with these: pid, tid, comm, thread_name (comma-separated)",
+	 "Also label pprof/OTLP samples with these: pid, tid, comm, thread_name (comma-separated; "
+	 "default pid,comm, so that the process survives a round trip; \"\" for none)",
 	 0},
 	{},
 };
@@ -230,6 +231,9 @@ static error_t parse_output_opt(int key, char *arg, struct argp_state *state)
 	int v;
 
 	switch (key) {
+	case ARGP_KEY_INIT:
+		args->opts.extra_labels = OUTPUT_LABEL_PID | OUTPUT_LABEL_COMM;
+		break;
 	case OPT_FORMAT:
 		v = output__format_by_name(arg);
 		if (v < 0)

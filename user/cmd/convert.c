@@ -30,7 +30,9 @@ enum {
 
 static const struct argp_option convert_options[] = {
 	{"input-format", OPT_INPUT_FORMAT, "FORMAT", 0,
-	 "The input's format: auto (default, from its content), json, pprof or otlp", 0},
+	 "The input's format: auto (default, from its content), json, pprof, otlp (binary or "
+	 "JSON) or otlp-json",
+	 0},
 	{},
 };
 
@@ -116,7 +118,7 @@ int cmd_convert(int argc, char **argv)
 		.options = convert_options,
 		.parser = parse_convert_opt,
 		.args_doc = "INPUT",
-		.doc = "Converts a saved profile (labelprof JSON, pprof or OTLP) into another "
+		.doc = "Converts a saved profile (labelprof JSON, pprof, OTLP or OTLP JSON) into another "
 		       "format, so one recording can be looked at several ways.",
 		.children = children,
 	};

@@ -53,6 +53,9 @@ struct reader {
 	size_t labels_cap;
 	struct sp_line *lines;
 	size_t lines_cap;
+	/* the resource's other attributes: the process context's labels */
+	struct sp_label *res_labels;
+	size_t res_labels_cap, n_res_labels;
 	__u64 end; /* of the latest profile */
 };
 
@@ -483,6 +486,7 @@ static bool resource_process(struct reader *r, const otlp_resource_profiles *rp,
 	size_t i;
 
 	memset(proc, 0, sizeof(*proc));
+	r->n_res_labels = 0;
 	for (i = 0; res && i < res->n_attributes; i++) {
 		const otlp_key_value *kv = res->attributes[i];
 		const char *s = any_string(kv->value);
@@ -491,6 +495,10 @@ static bool resource_process(struct reader *r, const otlp_resource_profiles *rp,
 			has_pid = any_u32(kv->value, &proc->pid);
 		else if (!s)
 			continue;
+		else if (!strcmp(kv->key, OTLP_HOST_NAME)) {
+			if (!r->sp->meta.host_name)
+				r->sp->meta.host_name = unescaped_id(r, s);
+		}
 		else if (!strcmp(kv->key, OTLP_EXECUTABLE_NAME))
 			proc->name = unescaped_id(r, s);
 		else if (!strcmp(kv->key, OTLP_EXECUTABLE_PATH))
@@ -499,8 +507,11 @@ static bool resource_process(struct reader *r, const otlp_resource_profiles *rp,
 			proc->container_id = unescaped_id(r, s);
 		else if (!strcmp(kv->key, OTLP_K8S_POD_UID))
 			proc->pod_uid = unescaped_id(r, s);
-		else if (!strcmp(kv->key, OTLP_HOST_NAME) && !r->sp->meta.host_name)
-			r->sp->meta.host_name = unescaped_id(r, s);
+		else if (GROW(r, res_labels, r->n_res_labels + 1))
+			r->sp->error = -ENOMEM;
+		else /* what output_otlp.c's resource_fill makes of them */
+			r->res_labels[r->n_res_labels++] = (struct sp_label){
+				unescaped_id(r, kv->key), unescaped_id(r, s), LP_SRC_OTEL_PROCESS};
 	}
 	return has_pid;
 }
@@ -562,7 +573,7 @@ static int convert_profile(struct reader *r, const otlp_resource_profiles *rp,
 			out.count = 1;
 		if (!out.count)
 			continue;
-		if (GROW(r, labels, s->n_attribute_indices + 2))
+		if (GROW(r, labels, s->n_attribute_indices + 2 + r->n_res_labels))
 			return -ENOMEM;
 		for (j = n = 0; j < s->n_attribute_indices; j++) {
 			const struct attr *a = attr_get(r, s->attribute_indices[j]);
@@ -586,6 +597,9 @@ static int convert_profile(struct reader *r, const otlp_resource_profiles *rp,
 			}
 		}
 		link_labels(r, s->link_index, &n);
+		if (r->n_res_labels)
+			memcpy(r->labels + n, r->res_labels, r->n_res_labels * sizeof(*r->labels));
+		n += r->n_res_labels;
 		out.label_set = symprof__label_set(r->sp, r->labels, n);
 		out.stack = stack_id(r, s->stack_index);
 		err = symprof__add_sample(r->sp, &out);
@@ -628,13 +642,20 @@ static void reader_free(struct reader *r)
 	free(r->ids);
 	free(r->labels);
 	free(r->lines);
+	free(r->res_labels);
 }
 
 int input__read_otlp(const void *buf, size_t len, struct symprof *sp, char *err, size_t errlen)
 {
+	return input__read_otlp_as(buf, len, "otlp", sp, err, errlen);
+}
+
+int input__read_otlp_as(const void *buf, size_t len, const char *name, struct symprof *sp,
+			char *err, size_t errlen)
+{
 	static const otlp_dictionary empty =
 		OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__PROFILES_DICTIONARY__INIT;
-	struct reader r = {.sp = sp, .e = {"otlp", err, errlen}};
+	struct reader r = {.sp = sp, .e = {name, err, errlen}};
 	struct pb_budget b;
 	ProtobufCMessage *m;
 	otlp_request *req;
@@ -645,7 +666,10 @@ int input__read_otlp(const void *buf, size_t len, struct symprof *sp, char *err,
 		return ret;
 	req = (otlp_request *)m;
 	r.d = req->dictionary ? req->dictionary : &empty;
-	ret = check_dictionary(&r) ?: for_each_profile(&r, req, check_profile) ?: reader_tables(&r);
+	/* every writer sends one of the two: without either, the bytes only parsed by chance */
+	if (!req->n_resource_profiles && !req->dictionary)
+		ret = fail(&r, "no resource profiles and no dictionary: not a profiles request");
+	ret = ret ?: check_dictionary(&r) ?: for_each_profile(&r, req, check_profile) ?: reader_tables(&r);
 	if (!ret) {
 		kernel_flags(&r);
 		ret = for_each_profile(&r, req, convert_profile);

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The JSON reader of format/json.h. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/compiler.h"
 #include "lib/hex.h"
 #include "format/json.h"
 #include "format/output.h"
@@ -277,11 +279,12 @@ static size_t skip_digits(struct json *p)
 
 enum num_kind {
 	NUM_U64,   /* a non-negative integer that fits in 64 bits */
-	NUM_BIG,   /* a non-negative integer past 2^64 - 1 */
-	NUM_OTHER, /* negative, or with a fraction or an exponent */
+	NUM_NEG,   /* a negative integer whose magnitude fits in 64 bits */
+	NUM_BIG,   /* an integer whose magnitude is past 2^64 - 1 */
+	NUM_OTHER, /* with a fraction or an exponent */
 };
 
-/* The number at pos; *v is its value when *kind is NUM_U64. */
+/* The number at pos; *v is its magnitude when *kind is NUM_U64 or NUM_NEG. */
 static int read_number(struct json *p, __u64 *v, enum num_kind *kind)
 {
 	size_t at = p->pos;
@@ -309,8 +312,8 @@ static int read_number(struct json *p, __u64 *v, enum num_kind *kind)
 				x = x * 10 + d;
 		}
 	}
-	if (neg)
-		*kind = NUM_OTHER;
+	if (neg && *kind == NUM_U64)
+		*kind = NUM_NEG;
 	if (p->pos < p->len && p->buf[p->pos] == '.') {
 		p->pos++;
 		if (!skip_digits(p))
@@ -487,6 +490,11 @@ int json__begin(struct json *p, const char *key, unsigned char open)
 	return json__enter(p, open);
 }
 
+static bool neg_sign(const struct json *p, size_t at)
+{
+	return p->buf[at] == '-';
+}
+
 int json__u64(struct json *p, const char *key, __u64 *v)
 {
 	size_t at;
@@ -499,9 +507,9 @@ int json__u64(struct json *p, const char *key, __u64 *v)
 	err = read_number(p, v, &kind);
 	if (err)
 		return err;
-	if (kind == NUM_BIG)
+	if (kind == NUM_BIG && !neg_sign(p, at))
 		return json__fail(p, at, "\"%s\" exceeds 2^64 - 1", key);
-	if (kind == NUM_OTHER)
+	if (kind != NUM_U64)
 		return json__fail(p, at, "\"%s\" must be a non-negative integer", key);
 	return 0;
 }
@@ -531,6 +539,79 @@ int json__bool(struct json *p, const char *key, bool *v)
 		return json__wrong_type(p, key, "true or false");
 	*v = c == 't';
 	return json__literal(p, *v ? "true" : "false");
+}
+
+int json__integer(struct json *p, const char *key, bool *neg, __u64 *v)
+{
+	struct json text = {};
+	enum num_kind kind;
+	size_t at;
+	int c = json__peek(p), err;
+
+	at = p->pos;
+	if (c == '"') {
+		err = json__string(p);
+		if (err)
+			return err;
+		/* the string's bytes through the same grammar, errors left to the message below */
+		text.buf = p->str;
+		text.len = p->str_len;
+		if (!text.len || read_number(&text, v, &kind) || text.pos != text.len)
+			return json__fail(p, at, "\"%s\" must be an integer, not \"%s\"", key,
+					  (const char *)p->str);
+		*neg = text.buf[0] == '-';
+	} else if (c == '-' || (c >= '0' && c <= '9')) {
+		err = read_number(p, v, &kind);
+		if (err)
+			return err;
+		*neg = neg_sign(p, at);
+	} else {
+		return json__wrong_type(p, key, "an integer");
+	}
+	if (kind == NUM_BIG)
+		return json__fail(p, at, "\"%s\" does not fit in 64 bits", key);
+	if (kind == NUM_OTHER)
+		return json__fail(p, at, "\"%s\" must be an integer", key);
+	return 0;
+}
+
+int json__double(struct json *p, const char *key, double *v)
+{
+	static const char *const words[] = {"NaN", "Infinity", "-Infinity"};
+	const double values[] = {NAN, INFINITY, -INFINITY};
+	enum num_kind kind;
+	size_t at, i, n;
+	int c = json__peek(p), err;
+	__u64 x;
+
+	at = p->pos;
+	if (c == '"') {
+		err = json__string(p);
+		if (err)
+			return err;
+		for (i = 0; i < ARRAY_SIZE(words); i++)
+			if (!strcmp((const char *)p->str, words[i])) {
+				*v = values[i];
+				return 0;
+			}
+		return json__fail(p, at, "\"%s\" must be a number, NaN, Infinity or -Infinity",
+				  key);
+	}
+	if (c != '-' && (c < '0' || c > '9'))
+		return json__wrong_type(p, key, "a number");
+	err = read_number(p, &x, &kind);
+	if (err)
+		return err;
+	/* strtod wants a NUL-terminated copy: the grammar was checked, the bytes are ASCII */
+	n = p->pos - at;
+	err = json__reserve(p, &p->str, &p->str_cap, n + 1, 1);
+	if (err)
+		return err;
+	memcpy(p->str, p->buf + at, n);
+	p->str[n] = 0;
+	p->str_len = n;
+	*v = strtod((const char *)p->str, NULL);
+	return 0;
 }
 
 /* Reads a null if one is next. */

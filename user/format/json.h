@@ -69,6 +69,13 @@ int json__begin(struct json *p, const char *key, unsigned char open);
 int json__u64(struct json *p, const char *key, __u64 *v);
 int json__u32(struct json *p, const char *key, __u32 *v);
 int json__bool(struct json *p, const char *key, bool *v);
+/*
+ * An integer, as a number or as a string that holds one (proto3's JSON
+ * mapping writes 64-bit integers as strings): *neg its sign, *v its magnitude.
+ */
+int json__integer(struct json *p, const char *key, bool *neg, __u64 *v);
+/* A number, or one of the strings "NaN", "Infinity", "-Infinity" (proto3's JSON mapping). */
+int json__double(struct json *p, const char *key, double *v);
 /* Reads a null if one is next: true then. */
 bool json__null(struct json *p);
 /* A string "0x" followed by 1 to 16 hex digits. */

@@ -66,6 +66,9 @@ int output__write(FILE *f, enum output_format format, const struct symprof *sp,
  * Inlined functions are frames of their own. A sample whose stack was
  * dropped by the profile's memory limit has the frame "[dropped]".
  *
+ * comm is the thread's name, else (a profile read from pprof or OTLP, which
+ * carry processes but not threads by default) the process's name.
+ *
  * Escaping: in comm, label keys and values, function and module names, each
  * of the bytes ; , = [ ] \ space, 0x00-0x1f, 0x7f, and every byte that is not
  * part of valid UTF-8 is written as \xHH (two lowercase hex digits). Every
@@ -146,6 +149,10 @@ int output__write_pprof(FILE *f, const struct symprof *sp, const struct output_o
  * no mapping get a "[kernel.kallsyms]" mapping; build ids are the mapping
  * attribute process.executable.build_id.gnu in lowercase hex; lines are
  * innermost inlined function first.
+ *
+ * Labels from an OpenTelemetry process context are resource attributes; the
+ * reader gives every sample of the resource its attributes other than those
+ * above as labels of that source.
  *
  * Trace labels become Links (user/format/otlp.h): trace_id and span_id in lowercase
  * hex (32 and 16 digits) are written as the Link only; Datadog's decimal

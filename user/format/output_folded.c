@@ -158,6 +158,9 @@ static int add_line(struct folded *w, const struct sp_sample *s)
 	__u32 i;
 	int err;
 
+	/* from pprof or OTLP: the process is known, not the thread's name */
+	if (!s->comm && symprof__process(w->sp, s->pid))
+		comm = symprof__str(w->sp, symprof__process(w->sp, s->pid)->name);
 	err = put_escaped(w, comm->bytes, comm->len);
 	if (!err)
 		err = put_str(w, ";[");

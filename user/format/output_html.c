@@ -10,6 +10,9 @@
  *                                        inlined into it); kind 0 user,
  *                                        1 kernel; with no function
  *                                        [module,kind,"0xOFF"]
+ *    "srcs":[[file,line...]...],         by location id: the source file
+ *                                        and line of each name of "locs",
+ *                                        in its order (0: unknown)
  *    "stacks":[[loc...]...],             by stack id, root first
  *    "sets":[[key,value...]...],         by label set id, sorted by key
  *    "samples":[proc,set,stack,count,dropped,...],  flat, merged over pids
@@ -127,6 +130,28 @@ static void put_locations(struct html *h)
 		}
 		if (!loc->line_count && loc->module_offset != SP_UNKNOWN)
 			fprintf(h->f, ",\"0x%" PRIx64 "\"", (uint64_t)loc->module_offset);
+		putc_unlocked(']', h->f);
+	}
+	putc_unlocked(']', h->f);
+}
+
+static void put_sources(struct html *h)
+{
+	const struct symprof *sp = h->sp;
+	size_t i;
+	__u32 j;
+
+	fputs_unlocked(",\n\"srcs\":[", h->f);
+	for (i = 0; i < sp->location_count; i++) {
+		const struct sp_location *loc = &sp->locations[i];
+
+		fputs_unlocked(i ? ",[" : "[", h->f);
+		for (j = loc->line_count; j-- > 0;) {
+			const struct sp_line *l = &sp->lines[loc->first_line + j];
+
+			fprintf(h->f, "%s%" PRIu32 ",%" PRIu32, j + 1 < loc->line_count ? "," : "",
+				page_string(h, sp->functions[l->function].file), l->line);
+		}
 		putc_unlocked(']', h->f);
 	}
 	putc_unlocked(']', h->f);
@@ -279,6 +304,7 @@ static int put_data(struct html *h)
 		return err;
 	put_meta(h, processes);
 	put_locations(h);
+	put_sources(h);
 	put_stacks(h);
 	put_label_sets(h);
 	err = put_samples(h);

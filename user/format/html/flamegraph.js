@@ -130,16 +130,34 @@
 		});
 	});
 
-	/* Each stack as its frames, root first. */
+	/* Each location's source file and line per frame: [file string id, line]. */
+	const srcs = array(data.srcs);
+	const locSrcs = locFrames.map(function (fs, i) {
+		const s = array(srcs[i]);
+		return fs.map(function (f, j) {
+			return [s[2 * j], s[2 * j + 1]];
+		});
+	});
+
+	/* Each stack as its frames, root first, and their sources (stackSrcs, alike). */
+	const stackSrcs = [];
 	const stacks = array(data.stacks).map(function (st) {
 		const out = [];
-		for (const loc of array(st))
-			for (const f of locFrames[loc] || [])
-				out.push(f);
+		const src = [];
+		for (const loc of array(st)) {
+			const fs = locFrames[loc] || [];
+			for (let j = 0; j < fs.length; j++) {
+				out.push(fs[j]);
+				src.push(locSrcs[loc][j]);
+			}
+		}
+		stackSrcs.push(src);
 		return out;
 	});
-	if (!stacks.length)
+	if (!stacks.length) {
 		stacks.push([]);
+		stackSrcs.push([]);
+	}
 
 	/* Label sets as flat [key, value, ...] string ids; every key with its values. */
 	const keyValues = new Map();
@@ -206,7 +224,8 @@
 		let p = pathIds.get(key);
 		if (p === undefined) {
 			p = paths.length;
-			paths.push({ proc: proc, stack: st, extra: dropped ? droppedFrame : null });
+			paths.push({ proc: proc, stack: st, srcs: stackSrcs[stackId],
+				     extra: dropped ? droppedFrame : null });
 			pathIds.set(key, p);
 		}
 		sSet[i] = Number.isInteger(set) && set >= 0 && set < sets.length ? set : 0;
@@ -310,7 +329,7 @@
 	/*
 	 * Node i (0: the root): frame[i], value[i] samples, parent[i], and its
 	 * subtree spans nodes i..end[i]-1; its first child is i+1, the next
-	 * sibling of child c is end[c].
+	 * sibling of child c is end[c]. counts: the samples of each path.
 	 */
 	function buildTree(pass) {
 		const counts = new Float64Array(paths.length);
@@ -327,6 +346,8 @@
 			parent: new Int32Array(size),
 			end: new Int32Array(size),
 			n: 1,
+			counts: counts,
+			sources: new Map(), // node -> sourcesOf's answer
 		};
 		t.frame[0] = root;
 		t.parent[0] = -1;
@@ -374,6 +395,38 @@
 		for (; i > 0; i = t.parent[i])
 			ids.unshift(t.frame[i].id);
 		return ids;
+	}
+
+	/*
+	 * Where node i's samples were in the source: [["file:line", samples]...],
+	 * most first. A node merges the frames of one function at any line, so
+	 * its paths are looked up (once per node) for the line at its depth.
+	 */
+	function sourcesOf(t, i) {
+		if (t.sources.has(i))
+			return t.sources.get(i);
+		const ids = pathOf(t, i);
+		const d = ids.length - 1; // the node's index in its paths' frames
+		const bySource = new Map();
+		for (let p = 0; p < paths.length && d > 0; p++) {
+			const c = t.counts[p];
+			const path = paths[p];
+			if (!c || pathLength(path) <= d || d > path.stack.length)
+				continue;
+			let k = 0;
+			while (k <= d && frameAt(path, k).id === ids[k])
+				k++;
+			const src = path.srcs[d - 1];
+			if (k <= d || !src || (!str(src[0]) && !src[1]))
+				continue;
+			const text = (str(src[0]) || '?') + (src[1] ? ':' + src[1] : '');
+			bySource.set(text, (bySource.get(text) || 0) + c);
+		}
+		const out = Array.from(bySource).sort(function (a, b) {
+			return b[1] - a[1] || cmpText(a[0], b[0]);
+		});
+		t.sources.set(i, out);
+		return out;
 	}
 
 	/* The deepest node along a path of frame ids (a zoom kept across filter changes). */
@@ -524,6 +577,13 @@
 		if (f.module)
 			rows.push(['module', f.module]);
 		const value = tree.value[i];
+		const sources = sourcesOf(tree, i);
+		for (const [text, n] of sources.slice(0, 3)) {
+			const share = sources.length > 1 ? ' (' + fmtPct(n, value) + ')' : '';
+			rows.push(['source', text + share]);
+		}
+		if (sources.length > 3)
+			rows.push(['source', sources.length - 3 + ' more lines']);
 		rows.push(['samples', fmtInt(value) + ' (' + fmtPct(value, total) + ' of shown)']);
 		if (zoom && i !== 0)
 			rows.push(['of zoomed', fmtPct(tree.value[i], tree.value[zoom])]);
@@ -661,6 +721,34 @@
 		return tr;
 	}
 
+	/* Keys whose table lists every value: its "more values" row was clicked. */
+	const expandedKeys = new Set();
+
+	/* The "N more values" row (expand) or the row that folds them again. */
+	function moreRow(key, text, count, total, expand) {
+		const tr = labelRow(key, null, text, count, total, 'more', false);
+		tr.classList.add('more-row');
+		tr.tabIndex = 0;
+		tr.setAttribute('role', 'button');
+		tr.setAttribute('aria-expanded', String(!expand));
+		tr.title = expand ? 'Show every value' : 'Show the top ' + TOP_VALUES + ' values only';
+		function toggle() {
+			if (expand)
+				expandedKeys.add(key);
+			else
+				expandedKeys.delete(key);
+			drawLabelTables();
+		}
+		tr.addEventListener('click', toggle);
+		tr.addEventListener('keydown', function (ev) {
+			if (ev.key === 'Enter' || ev.key === ' ') {
+				ev.preventDefault();
+				toggle();
+			}
+		});
+		return tr;
+	}
+
 	/*
 	 * The TOP_VALUES values with the most samples, most first (and the
 	 * value of the active filter, text active, wherever it ranks): with a
@@ -712,7 +800,11 @@
 					byValue.set(v, (byValue.get(v) || 0) + c);
 			}
 			const cur = activeFilter(key);
-			const values = topValues(byValue, cur ? cur.value : null);
+			const top = topValues(byValue, cur ? cur.value : null);
+			const expanded = expandedKeys.has(key) && top.length < byValue.size;
+			const values = !expanded ? top : Array.from(byValue).sort(function (a, b) {
+				return b[1] - a[1] || cmpText(str(a[0]), str(b[0]));
+			});
 			const section = elem('div', 'label-key');
 			const h = elem('h3');
 			const n = byValue.size + (byValue.size === 1 ? ' value, ' : ' values, ');
@@ -724,18 +816,19 @@
 			const thead = elem('thead');
 			thead.append(head);
 			const body = elem('tbody');
-			let shown = 0;
 			for (const [v, c] of values) {
 				const text = str(v);
 				body.append(labelRow(key, text, text, c, total, '', true));
-				shown += c;
 			}
-			const rest = total - unset - shown;
-			const restCount = byValue.size - values.length;
-			if (restCount) {
-				const text = restCount + ' more values';
-				body.append(labelRow(key, null, text, rest, total, 'more', false));
-			}
+			let rest = total - unset;
+			for (const [, c] of top)
+				rest -= c;
+			const restCount = byValue.size - top.length;
+			if (restCount && !expanded)
+				body.append(moreRow(key, restCount + ' more values', rest, total, true));
+			else if (expanded)
+				body.append(moreRow(key, 'fold the ' + restCount + ' values past the top ' +
+					TOP_VALUES, rest, total, false));
 			if (unset || (cur && cur.value === null)) {
 				const row = labelRow(key, null, UNSET, unset, total, 'unset', true);
 				body.append(row);
