@@ -38,6 +38,11 @@ enum output_extra_labels {
 
 struct output_opts {
 	unsigned int extra_labels; /* enum output_extra_labels */
+	/*
+	 * Text views (folded, report, html) show a key with more distinct values
+	 * than this as KEY=*, and say so; 0: never. Machine formats keep them.
+	 */
+	unsigned int max_label_values;
 };
 
 /* "pid,comm" and the like to enum output_extra_labels bits; -1 for an unknown name. */

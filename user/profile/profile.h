@@ -8,7 +8,8 @@
  * lengths are never trusted. A user stack ends before its first zero address
  * (where a frame-pointer chain ends). Labels follow the reader rules: the first
  * occurrence of a key wins, order has no meaning (a set is kept sorted by key
- * bytes, shorter first on a common prefix).
+ * bytes, shorter first on a common prefix). Keys the label selection drops
+ * are left out before anything else sees the set.
  *
  * Memory is bounded by profile_opts.max_bytes: past it, samples that would
  * need a new label set or stack are counted without them (PROFILE_ST_DROPPED);
@@ -23,6 +24,7 @@
 
 #include "labelprof.h"
 
+struct labelsel;
 struct symbolizer;
 
 /* Status bit added by the profile, beyond enum lp_sample_status. */
@@ -30,6 +32,8 @@ struct symbolizer;
 
 struct profile_opts {
 	size_t max_bytes; /* 0: 256 MiB */
+	/* the label keys to keep (labelsel.h); NULL: all. Must outlive the profile. */
+	const struct labelsel *labels;
 };
 
 struct profile_label {

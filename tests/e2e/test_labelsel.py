@@ -1,0 +1,136 @@
+"""Label selection and cardinality on the demo workload (tests/workloads/demo.c):
+every request carries tenant, endpoint and a fresh request_id (the checkout's tax
+step adds step=tax). --drop-labels and --labels decide which keys a profile
+keeps, before any output sees them; text views fold a key with too many values
+into KEY=*.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import LABELPROF, check_exit, load_json, measure, started, workload
+
+FREQ = 999
+DURATION = 2
+DEMO_KEYS = {b"tenant", b"endpoint", b"request_id", b"step"}
+TENANTS = {"acme", "globex", "initech"}
+ENDPOINTS = {"/checkout", "/search", "/login"}
+
+
+def run(*args, timeout=180, check=True):
+    cmd = [str(a) for a in args]
+    proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+    if check:
+        assert proc.returncode == 0, (f"`{' '.join(cmd)}` exited {proc.returncode}: "
+                                      f"{proc.stderr.decode(errors='replace')}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def demo():
+    # the demo serves until its duration ends or SIGTERM (not when stdin closes)
+    with started([workload("demo"), "--threads", 2, "--duration", 600, "--quiet"]) as wl:
+        yield wl
+        wl.proc.terminate()
+    check_exit(wl)
+
+
+def record(demo, out, fmt, *args):
+    return run(LABELPROF, "record", "-p", demo.pid, "-F", FREQ, "-d", DURATION, "--format", fmt,
+               "-o", out, *args)
+
+
+def folded_lines(path):
+    """(labels as {key: value}, count) per line of a folded file."""
+    lines = []
+    for line in path.read_text().splitlines():
+        m = re.match(r"^[^;]*;\[([^\]]*)\];.* (\d+)$", line)
+        assert m, f"not a folded line: {line!r}"
+        labels = dict(kv.split("=", 1) for kv in m.group(1).split(",") if kv)
+        lines.append((labels, int(m.group(2))))
+    return lines
+
+
+def json_label_sets(path):
+    """Each sample's label keys, as bytes, with its count."""
+    doc = load_json(path)
+    return [({k.encode("utf-8", "surrogateescape") for k in s.get("labels", {})}, s["count"])
+            for s in doc["samples"]]
+
+
+def test_drop_request_id_folded(request, tmp_path, demo):
+    base, dropped = tmp_path / "all.folded", tmp_path / "dropped.folded"
+    # no folding: the raw lines a flame graph of request ids would get
+    record(demo, base, "folded", "--max-label-values", 0)
+    record(demo, dropped, "folded", "--drop-labels", "request_id")
+    raw, lines = folded_lines(base), folded_lines(dropped)
+    samples = sum(c for _, c in lines)
+    measure(request, f"folded: {len(raw)} lines for {sum(c for _, c in raw)} samples with "
+            f"request_id, {len(lines)} lines for {samples} samples with --drop-labels request_id")
+    assert any("request_id" in labels for labels, _ in raw), "the demo sets request_id"
+    assert samples > 0
+    for labels, _ in lines:
+        assert "request_id" not in labels, labels
+        assert set(labels) <= {"tenant", "endpoint", "step"}, labels
+    labelled = [labels for labels, _ in lines if labels]
+    assert labelled, "no labelled line left"
+    assert {labels.get("tenant") for labels in labelled} <= TENANTS
+    # what is left is one line per (tenant, endpoint, step) and stack: request ids
+    # made nearly one line per sample
+    sets = {tuple(sorted(labels.items())) for labels in labelled}
+    assert len(sets) <= len(TENANTS) * (len(ENDPOINTS) + 1), sets
+    assert len(lines) < len(raw)
+
+
+def test_drop_request_id_pprof(request, tmp_path, demo):
+    out = tmp_path / "cpu.pb.gz"
+    record(demo, out, "pprof", "--drop-labels", "request_id")
+    doc = tmp_path / "cpu.json"
+    run(LABELPROF, "convert", out, "--format", "json", "-o", doc)
+    keys = set().union(*(k for k, _ in json_label_sets(doc)))
+    assert b"request_id" not in keys and b"tenant" in keys, keys
+    if shutil.which("go"):
+        home = tmp_path / "gohome"
+        env = dict(os.environ, HOME=str(home), GOCACHE=str(home / "cache"),
+                   GOPATH=str(home / "go"), GOFLAGS="", GOTOOLCHAIN="local", GOPROXY="off",
+                   GOTELEMETRY="off", PPROF_TMPDIR=str(home))
+        proc = subprocess.run(["go", "tool", "pprof", "-tags", str(out)], capture_output=True,
+                              env=env, stdin=subprocess.DEVNULL, timeout=180)
+        assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+        tags = proc.stdout.decode()
+        measure(request, f"go tool pprof -tags: {len(tags.splitlines())} lines "
+                "with --drop-labels request_id")
+        assert "request_id" not in tags and "tenant" in tags, tags
+
+
+def test_keep_glob(tmp_path, demo):
+    out = tmp_path / "p.json"
+    record(demo, out, "json", "--labels", "ten*")
+    sets = json_label_sets(out)
+    assert sum(c for k, c in sets if k == {b"tenant"}) > 0, sets
+    for keys, _ in sets:
+        assert keys <= {b"tenant"}, keys
+
+
+def test_keep_and_drop(tmp_path, demo):
+    out = tmp_path / "p.json"
+    record(demo, out, "json", "--labels", "*", "--drop-labels", "request_*,step")
+    keys = set().union(*(k for k, _ in json_label_sets(out)))
+    assert keys == {b"tenant", b"endpoint"}, keys
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["--labels", ""], "--labels"),
+    (["--labels", "a,,b"], "--labels"),
+    (["--drop-labels", "[request"], "--drop-labels"),
+    (["--max-label-values", "-1"], "--max-label-values"),
+])
+def test_bad_flags(demo, args, flag):
+    proc = run(LABELPROF, "record", "-p", demo.pid, "-d", 1, *args, check=False)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err
+    assert flag + ":" in err, err

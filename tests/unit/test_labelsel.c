@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Label selection: pattern lists, keep and drop together, keys as bytes. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "profile/labelsel.h"
+
+static struct labelsel *make(const char *keep, const char *drop)
+{
+	struct labelsel *s;
+	char err[160] = "";
+	bool bad_drop;
+
+	s = labelsel__new(keep, drop, &bad_drop, err, sizeof(err));
+	if (!s)
+		fail_msg("%s: %s", bad_drop ? "drop" : "keep", err);
+	return s;
+}
+
+static bool keeps(const struct labelsel *s, const char *key)
+{
+	return labelsel__keeps(s, key, strlen(key));
+}
+
+static void test_none_keeps_all(void **state)
+{
+	struct labelsel *s = make(NULL, NULL);
+
+	assert_true(keeps(NULL, "request_id"));
+	assert_true(keeps(s, "request_id"));
+	assert_true(keeps(s, ""));
+	labelsel__free(s);
+	labelsel__free(NULL);
+}
+
+static void test_keep_globs(void **state)
+{
+	struct labelsel *s = make("ten*, endpoint ,http.[ms]*", NULL);
+
+	assert_true(keeps(s, "tenant"));
+	assert_true(keeps(s, "ten"));
+	assert_true(keeps(s, "endpoint"));
+	assert_true(keeps(s, "http.method"));
+	assert_true(keeps(s, "http.status"));
+	assert_false(keeps(s, "http.route"));
+	assert_false(keeps(s, "request_id"));
+	assert_false(keeps(s, "endpoints"));
+	assert_false(keeps(s, "xtenant"));
+	assert_false(keeps(s, ""));
+	labelsel__free(s);
+}
+
+static void test_drop_globs(void **state)
+{
+	struct labelsel *s = make(NULL, "request_id,*span*");
+
+	assert_false(keeps(s, "request_id"));
+	assert_false(keeps(s, "span-id"));
+	assert_false(keeps(s, "root-span-id"));
+	assert_true(keeps(s, "request"));
+	assert_true(keeps(s, "tenant"));
+	labelsel__free(s);
+}
+
+static void test_keep_and_drop(void **state)
+{
+	/* drop wins over keep */
+	struct labelsel *s = make("*_id,tenant", "request_*");
+
+	assert_true(keeps(s, "trace_id"));
+	assert_true(keeps(s, "tenant"));
+	assert_false(keeps(s, "request_id"));
+	assert_false(keeps(s, "endpoint"));
+	labelsel__free(s);
+}
+
+static void test_key_bytes(void **state)
+{
+	struct labelsel *all = make(NULL, NULL), *keep = make("a*", NULL), *drop = make(NULL, "zz");
+	char long_key[1000];
+
+	/* a key with a NUL byte matches no pattern: dropped by a keep list only */
+	assert_false(labelsel__keeps(keep, "a\0b", 3));
+	assert_true(labelsel__keeps(drop, "zz\0", 3));
+	assert_true(labelsel__keeps(all, "a\0b", 3));
+	/* long keys are matched whole */
+	memset(long_key, 'a', sizeof(long_key) - 1);
+	long_key[sizeof(long_key) - 1] = 'z';
+	assert_true(labelsel__keeps(keep, long_key, sizeof(long_key)));
+	long_key[0] = 'b';
+	assert_false(labelsel__keeps(keep, long_key, sizeof(long_key)));
+	labelsel__free(all);
+	labelsel__free(keep);
+	labelsel__free(drop);
+}
+
+static void test_bad_lists(void **state)
+{
+	static const char *const bad[] = {"", ",", "a,", ",a", "a,,b", " , ", "[ab", "a,x[", "[!"};
+	static const char *const good[] = {"a", "a,b", "[ab]", "[]]", "[!a]x", "\\[", "a , b"};
+	char err[160];
+	bool bad_drop;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(labelsel__check(bad[i], err, sizeof(err)), -EINVAL);
+		assert_true(err[0]);
+	}
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_int_equal(labelsel__check(good[i], err, sizeof(err)), 0);
+	assert_null(labelsel__new("a", "a,,b", &bad_drop, err, sizeof(err)));
+	assert_true(bad_drop);
+	assert_string_equal(err, "empty pattern in 'a,,b'");
+	assert_null(labelsel__new("", "a", &bad_drop, err, sizeof(err)));
+	assert_false(bad_drop);
+	assert_string_equal(err, "no key given");
+}
+
+static void test_trace_keys(void **state)
+{
+	static const char *const ids[] = {"trace_id", "span_id", "trace-id", "span-id",
+					  "root-span-id"};
+	size_t i;
+
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		assert_true(labelsel__is_trace_key(ids[i], strlen(ids[i])));
+	assert_false(labelsel__is_trace_key("request_id", 10));
+	assert_false(labelsel__is_trace_key("trace_i", 7));
+	assert_false(labelsel__is_trace_key("trace_idx", 9));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_none_keeps_all), cmocka_unit_test(test_keep_globs),
+		cmocka_unit_test(test_drop_globs),     cmocka_unit_test(test_keep_and_drop),
+		cmocka_unit_test(test_key_bytes),      cmocka_unit_test(test_bad_lists),
+		cmocka_unit_test(test_trace_keys),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
