@@ -6,6 +6,7 @@ into KEY=*.
 """
 
 import os
+import signal
 import re
 import shutil
 import subprocess
@@ -134,3 +135,59 @@ def test_bad_flags(demo, args, flag):
     err = proc.stderr.decode()
     assert proc.returncode == 2, err
     assert flag + ":" in err, err
+
+
+def test_convert_selection(tmp_path, demo):
+    raw = tmp_path / "raw.json"
+    record(demo, raw, "json")
+    assert b"request_id" in set().union(*(k for k, _ in json_label_sets(raw)))
+    out = tmp_path / "kept.json"
+    run(LABELPROF, "convert", raw, "--format", "json", "-o", out, "--drop-labels", "request_id",
+        "--labels", "t*,request_id")
+    sets = json_label_sets(out)
+    assert set().union(*(k for k, _ in sets)) == {b"tenant"}, sets
+    # the samples are those of the recording, merged
+    assert sum(c for _, c in sets) == sum(c for _, c in json_label_sets(raw))
+    assert len(sets) < len(json_label_sets(raw))
+
+
+TOP_ROW = re.compile(r"^ *\d+\.\d% +\d+  (\(not set\)|\S+) +(\(not set\)|\S+)  ")
+
+
+def test_top_drop(demo):
+    proc = run(LABELPROF, "top", "-p", demo.pid, "-F", FREQ, "-n", 2, "--by",
+               "tenant,request_id", "--drop-labels", "request_id")
+    out = proc.stdout.decode()
+    rows = [m.groups() for m in map(TOP_ROW.match, out.splitlines()) if m]
+    assert rows, out
+    assert {t for t, _ in rows} & TENANTS, out
+    assert {r for _, r in rows} == {"(not set)"}, out
+
+
+def pprof_keys(path):
+    """The label keys of a gzipped pprof file, read back by labelprof convert."""
+    doc = path.with_suffix(".json")
+    run(LABELPROF, "convert", path, "--format", "json", "-o", doc)
+    return set().union(set(), *(k for k, _ in json_label_sets(doc)))
+
+
+def test_agent_config_and_reload(tmp_path, demo):
+    from test_agent import agent, files_of, wait_for
+    out = tmp_path / "profiles"
+    base = f"freq = 99\ninterval = 1s\noutput_dir = {out}\n"
+    with agent(tmp_path, base + "drop_labels = request_id\n", "-p", demo.pid) as a:
+        wait_for("two intervals", lambda: len(files_of(out)) >= 2, 30)
+        before = sorted(files_of(out))
+        a.config.write_text(base + "labels = request_id,step\n")
+        a.signal(signal.SIGHUP)
+        wait_for("the reload", lambda: "reloaded" in a.stderr(), 10)
+        wait_for("two more intervals", lambda: len(files_of(out)) >= len(before) + 3, 30)
+        assert a.stop() == 0, a.stderr()
+        after = sorted(files_of(out))
+    assert "label selection changed" in a.stderr(), a.stderr()
+    for name in before:
+        keys = pprof_keys(out / name)
+        assert b"request_id" not in keys and b"tenant" in keys, (name, keys)
+    # the first interval after the reload may be the one it ended; the next are new
+    newest = pprof_keys(out / after[-2])
+    assert newest == {b"request_id"} or newest == {b"request_id", b"step"}, newest

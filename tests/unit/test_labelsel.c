@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "profile/labelsel.h"
+#include "profile/symprof.h"
 
 static struct labelsel *make(const char *keep, const char *drop)
 {
@@ -137,13 +138,66 @@ static void test_trace_keys(void **state)
 	assert_false(labelsel__is_trace_key("trace_idx", 9));
 }
 
+static bool keeps_key(const struct sp_string *key, void *sel)
+{
+	return labelsel__keeps(sel, key->bytes, key->len);
+}
+
+/* A profile read back (labelprof convert) loses the keys too; what became equal merges. */
+static void test_filter_symprof(void **state)
+{
+	struct symprof *sp = symprof__new();
+	struct labelsel *sel = make(NULL, "request_id");
+	__u32 tenant, request_id, acme, r1, r2, s1, s2, s3, kept;
+	struct sp_label l[2];
+
+	assert_non_null(sp);
+	tenant = symprof__cstring(sp, "tenant");
+	request_id = symprof__cstring(sp, "request_id");
+	acme = symprof__cstring(sp, "acme");
+	r1 = symprof__cstring(sp, "req-1");
+	r2 = symprof__cstring(sp, "req-2");
+	l[0] = (struct sp_label){tenant, acme};
+	l[1] = (struct sp_label){request_id, r1};
+	s1 = symprof__label_set(sp, l, 2);
+	l[1].value = r2;
+	s2 = symprof__label_set(sp, l, 2);
+	s3 = symprof__label_set(sp, &l[1], 1);
+	assert_int_not_equal(s1, s2);
+	assert_int_equal(symprof__add_sample(sp, &(struct sp_sample){1, 1, 0, s1, 0, 0, 3}), 0);
+	assert_int_equal(symprof__add_sample(sp, &(struct sp_sample){1, 1, 0, s2, 0, 1, 4}), 0);
+	assert_int_equal(symprof__add_sample(sp, &(struct sp_sample){1, 1, 0, s3, 0, 0, 5}), 0);
+	assert_int_equal(symprof__add_sample(sp, &(struct sp_sample){2, 2, 0, 0, 0, 0, 6}), 0);
+	assert_int_equal(sp->sample_count, 4);
+
+	assert_int_equal(symprof__filter_labels(sp, keeps_key, sel), 0);
+	assert_int_equal(sp->sample_count, 3);
+	assert_int_equal(symprof__total(sp), 18);
+	kept = sp->samples[0].label_set;
+	assert_int_equal(sp->label_sets[kept].count, 1);
+	assert_int_equal(sp->labels[sp->label_sets[kept].first].key, tenant);
+	assert_int_equal(sp->samples[0].count, 7);
+	assert_int_equal(sp->samples[0].status, 1);
+	/* only request_id: no label left */
+	assert_int_equal(sp->samples[1].label_set, 0);
+	assert_int_equal(sp->samples[1].count, 5);
+	assert_int_equal(sp->samples[2].pid, 2);
+	/* adding the same set again finds it */
+	assert_int_equal(symprof__label_set(sp, l, 1), kept);
+	assert_int_equal(symprof__add_sample(sp, &(struct sp_sample){1, 1, 0, kept, 0, 0, 1}), 0);
+	assert_int_equal(sp->sample_count, 3);
+	assert_int_equal(sp->samples[0].count, 8);
+	symprof__free(sp);
+	labelsel__free(sel);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_none_keeps_all), cmocka_unit_test(test_keep_globs),
 		cmocka_unit_test(test_drop_globs),     cmocka_unit_test(test_keep_and_drop),
 		cmocka_unit_test(test_key_bytes),      cmocka_unit_test(test_bad_lists),
-		cmocka_unit_test(test_trace_keys),
+		cmocka_unit_test(test_trace_keys),     cmocka_unit_test(test_filter_symprof),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
