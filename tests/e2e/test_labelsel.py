@@ -191,3 +191,48 @@ def test_agent_config_and_reload(tmp_path, demo):
     # the first interval after the reload may be the one it ended; the next are new
     newest = pprof_keys(out / after[-2])
     assert newest == {b"request_id"} or newest == {b"request_id", b"step"}, newest
+
+
+FOLD_LINE = re.compile(r"request_id has (\d+) values, shown as request_id=\* "
+                       r"\(--max-label-values 100\)")
+
+
+def test_report_folds_request_id(request, tmp_path, demo):
+    out = tmp_path / "report.txt"
+    record(demo, out, "report")
+    text = out.read_text()
+    m = FOLD_LINE.search(text)
+    assert m and int(m.group(1)) > 100, text
+    measure(request, f"report: {m.group(0)}")
+    assert "req-" not in text, text
+    # the other keys are listed value by value
+    assert all(t in text for t in TENANTS), text
+    # --max-label-values 0: every request listed again (the top ones and a count)
+    record(demo, out, "report", "--max-label-values", 0)
+    text = out.read_text()
+    assert "req-" in text and not FOLD_LINE.search(text), text
+
+
+def test_folded_folds_and_says_so(tmp_path, demo):
+    out = tmp_path / "p.folded"
+    proc = record(demo, out, "folded")
+    err = proc.stderr.decode()
+    assert re.search(r"^labelprof: folded: " + FOLD_LINE.pattern, err, re.M), err
+    lines = folded_lines(out)
+    with_id = [labels for labels, _ in lines if "request_id" in labels]
+    assert with_id and {labels["request_id"] for labels in with_id} == {"*"}, lines[:5]
+
+
+def test_machine_formats_keep_values(tmp_path, demo):
+    out = tmp_path / "p.pb.gz"
+    record(demo, out, "pprof")
+    doc = tmp_path / "p.json"
+    run(LABELPROF, "convert", out, "--format", "json", "-o", doc)
+    values = {s["labels"].get("request_id") for s in load_json(doc)["samples"]}
+    assert len(values - {None}) > 100 and "*" not in values, len(values)
+    # the page lists the folded key, and no request id
+    html = tmp_path / "p.html"
+    run(LABELPROF, "convert", out, "--format", "html", "-o", html)
+    page = html.read_text()
+    assert re.search(r'"folded":\[\[\d+,\d+,100\]\]', page), "no folded key in the page"
+    assert not re.search(r"req-\d{6}", page)

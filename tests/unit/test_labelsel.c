@@ -10,6 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "format/labelfold.h"
+#include "format/output.h"
 #include "profile/labelsel.h"
 #include "profile/symprof.h"
 
@@ -191,6 +193,123 @@ static void test_filter_symprof(void **state)
 	labelsel__free(sel);
 }
 
+/*
+ * 150 requests of two tenants, each with its own request_id and trace_id,
+ * on one stack: the text views fold request_id and never show trace_id.
+ */
+static struct symprof *requests(void)
+{
+	struct symprof *sp = symprof__new();
+	struct sp_label l[3];
+	char buf[40];
+	int i;
+
+	assert_non_null(sp);
+	for (i = 0; i < 150; i++) {
+		l[0] = (struct sp_label){symprof__cstring(sp, "tenant"),
+					 symprof__cstring(sp, i % 2 ? "acme" : "globex")};
+		snprintf(buf, sizeof(buf), "req-%d", i);
+		l[1] = (struct sp_label){symprof__cstring(sp, "request_id"),
+					 symprof__cstring(sp, buf)};
+		snprintf(buf, sizeof(buf), "%032x", i + 1);
+		l[2] = (struct sp_label){symprof__cstring(sp, "trace_id"),
+					 symprof__cstring(sp, buf)};
+		assert_int_equal(
+			symprof__add_sample(sp,
+					    &(struct sp_sample){
+						    .pid = 1,
+						    .tid = 1,
+						    .comm = symprof__cstring(sp, "srv"),
+						    .label_set = symprof__label_set(sp, l, 3),
+						    .count = 1,
+					    }),
+			0);
+	}
+	return sp;
+}
+
+static char *write(const struct symprof *sp, enum output_format fmt, unsigned int max_values)
+{
+	struct output_opts opts = {.max_label_values = max_values};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	assert_int_equal(output__write(f, fmt, sp, &opts), 0);
+	fclose(f);
+	return text;
+}
+
+static size_t count_lines(const char *text)
+{
+	size_t n = 0;
+
+	for (; *text; text++)
+		n += *text == '\n';
+	return n;
+}
+
+static void test_fold_counts(void **state)
+{
+	struct symprof *sp = requests();
+	struct labelfold lf;
+	__u32 tenant = symprof__cstring(sp, "tenant"),
+	      request_id = symprof__cstring(sp, "request_id"),
+	      trace_id = symprof__cstring(sp, "trace_id");
+
+	assert_int_equal(labelfold__init(&lf, sp, 100), 0);
+	assert_int_equal(labelfold__shown(&lf, tenant), LABEL_SHOWN);
+	assert_int_equal(labelfold__shown(&lf, request_id), LABEL_FOLDED);
+	assert_int_equal(labelfold__shown(&lf, trace_id), LABEL_HIDDEN);
+	assert_int_equal(lf.nfolded, 1);
+	assert_int_equal(lf.folded[0].key, request_id);
+	assert_int_equal(lf.folded[0].values, 150);
+	labelfold__free(&lf);
+	/* exactly at the limit: shown */
+	assert_int_equal(labelfold__init(&lf, sp, 150), 0);
+	assert_int_equal(labelfold__shown(&lf, request_id), LABEL_SHOWN);
+	labelfold__free(&lf);
+	/* 0: never folded, ids still hidden */
+	assert_int_equal(labelfold__init(&lf, sp, 0), 0);
+	assert_int_equal(labelfold__shown(&lf, request_id), LABEL_SHOWN);
+	assert_int_equal(labelfold__shown(&lf, trace_id), LABEL_HIDDEN);
+	assert_int_equal(lf.nfolded, 0);
+	labelfold__free(&lf);
+	symprof__free(sp);
+}
+
+static void test_fold_views(void **state)
+{
+	struct symprof *sp = requests();
+	char *folded = write(sp, OUTPUT_FOLDED, 100), *raw = write(sp, OUTPUT_FOLDED, 0);
+	char *report = write(sp, OUTPUT_REPORT, 100), *json = write(sp, OUTPUT_JSON, 100);
+	char *html = write(sp, OUTPUT_HTML, 100);
+
+	/* one line per tenant; trace ids never in a folded name */
+	assert_string_equal(folded, "srv;[request_id=*,tenant=acme] 75\n"
+				    "srv;[request_id=*,tenant=globex] 75\n");
+	assert_int_equal(count_lines(raw), 150);
+	assert_non_null(strstr(raw, "srv;[request_id=req-7,tenant=acme] 1\n"));
+	assert_null(strstr(raw, "trace_id"));
+	assert_non_null(strstr(report, "request_id has 150 values, shown as request_id=* "
+				       "(--max-label-values 100)\n"));
+	assert_null(strstr(report, "req-"));
+	assert_null(strstr(report, "trace_id"));
+	assert_non_null(strstr(html, "\"folded\":[["));
+	assert_null(strstr(html, "req-1"));
+	assert_null(strstr(html, "00000000000000000000000000000001"));
+	/* the machine formats keep every value */
+	assert_non_null(strstr(json, "req-149"));
+	assert_non_null(strstr(json, "00000000000000000000000000000001"));
+	free(folded);
+	free(raw);
+	free(report);
+	free(json);
+	free(html);
+	symprof__free(sp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +317,7 @@ int main(void)
 		cmocka_unit_test(test_drop_globs),     cmocka_unit_test(test_keep_and_drop),
 		cmocka_unit_test(test_key_bytes),      cmocka_unit_test(test_bad_lists),
 		cmocka_unit_test(test_trace_keys),     cmocka_unit_test(test_filter_symprof),
+		cmocka_unit_test(test_fold_counts),    cmocka_unit_test(test_fold_views),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
