@@ -18,6 +18,24 @@ static __always_inline __u64 arch_thread_pointer(struct task_struct *task)
 }
 
 /*
+ * The g of a Go program that keeps it in a register (arm64 without cgo: R28),
+ * from the task's user registers; 0 when it reads none, -1 where Go does not.
+ */
+static __always_inline long arch_go_g_register(struct task_struct *task, __u64 *g)
+{
+#if defined(__TARGET_ARCH_arm64)
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (!regs)
+		return -1;
+	*g = regs->regs[28];
+	return 0;
+#else
+	return -1;
+#endif
+}
+
+/*
  * Register idx of a perf_event program's context. The context allows only
  * whole-word loads at a constant offset, and CO-RE would narrow a load of
  * x86's cs to the kernel's 16-bit field: registers are read as words at

@@ -115,6 +115,16 @@ struct lp_uwalk {
 	__u32 pad;
 };
 
+/* The state of a walk of a Go labels map (read_go_labels). */
+struct lp_gowalk {
+	__u64 buckets;	/* the bucket array */
+	__u64 next;	/* the overflow bucket to read next; 0: the next of the array */
+	__u32 nbuckets; /* 1 << B */
+	__u32 idx;	/* buckets of the array read */
+	__u32 n;	/* labels gathered into sc->labels */
+	__u32 full;	/* a slot was left out: max_labels reached */
+};
+
 /*
  * The last recipe lookup of a CPU: consecutive samples mostly come from the
  * same process, whose recipe needs no hash lookups then.
@@ -133,6 +143,9 @@ struct lp_fcache {
 	__u32 pass;
 };
 
+#define OTEL_BUF_MASK 1023
+_Static_assert(LP_OTEL_RECORD_MAX <= OTEL_BUF_MASK, "an OTel record fits the mask");
+
 /*
  * One per CPU (indexed by CPU: a perf-event program cannot nest on its CPU).
  * A sample is assembled in rec and copied out with only its used bytes.
@@ -149,8 +162,15 @@ struct lp_scratch {
 	 */
 	struct lp_uwalk uw;
 	__u32 off;
+	/* The OTel thread context walk: the next entry of attrs_data in otel[], its end. */
+	__u32 otel_pos;
+	__u32 otel_end;
+	/* An OTel thread context record; the slack keeps masked reads of an entry inside. */
+	__u8 otel[OTEL_BUF_MASK + 1 + 256];
 	struct lp_rcache rc;
 	struct lp_fcache fc;
+	struct lp_gowalk gw;
+	__u8 go_bucket[LP_GO_BUCKET_SIZE];
 };
 
 struct {
@@ -216,7 +236,7 @@ static __always_inline long read_user(struct task_struct *task, bool remote, voi
 
 /* glibc's and musl's DTV walk: the block of module modid, plus offset. */
 static __always_inline int dtv_addr(struct task_struct *task, bool remote,
-				    const struct lp_recipe *r, __u64 tp, __u64 modid, __u64 offset,
+				    const struct lp_tls_ref *r, __u64 tp, __u64 modid, __u64 offset,
 				    __u64 *addr, __u32 *status)
 {
 	__u64 dtv, block, entries;
@@ -250,7 +270,7 @@ static __always_inline int dtv_addr(struct task_struct *task, bool remote,
 
 /* Finds the TLS object of task; 0 when *addr is valid. */
 static __always_inline int tls_object_addr(struct task_struct *task, bool remote,
-					   const struct lp_recipe *r, __u64 *addr, __u32 *status)
+					   const struct lp_tls_ref *r, __u64 *addr, __u32 *status)
 {
 	__u64 tp = arch_thread_pointer(task), desc[2], ti[2];
 
@@ -378,7 +398,250 @@ static __always_inline void copy_labels(struct task_struct *task, bool remote,
 	bpf_loop(n, remote ? copy_label_remote : copy_label_current, &cx, 0);
 	if (sc->off < *off || sc->off > LP_RECORD_MAX)
 		return;
-	s->label_bytes = sc->off - *off;
+	s->label_bytes += sc->off - *off;
+	*off = sc->off;
+}
+
+/*
+ * Go pprof labels (docs/design.md section 8): sc->labels[0..n) are gathered
+ * from the goroutine's map or slice as { key, value } strings, then copied
+ * into the record by copy_label like custom labels, marked LP_SRC_GO_PPROF.
+ */
+struct go_ctx {
+	struct copy_ctx cp;
+	bool remote;
+	bool slice; /* sc->labels hold Go's { ptr, len } strings, not { len, buf } */
+};
+
+/* A Go string { ptr, len } read over an lp_string_abi { len, buf }: put in order. */
+static __always_inline void go_string_swap(struct lp_string_abi *str)
+{
+	__u64 ptr = str->len;
+
+	str->len = str->buf;
+	str->buf = ptr;
+}
+
+/* One Go label, by bpf_loop (see copy_label). */
+static __always_inline long go_copy_label(__u32 i, struct go_ctx *gx, bool remote)
+{
+	struct lp_scratch *sc = gx->cp.sc;
+	struct lp_sample *s = gx->cp.s;
+	__u32 start = sc->off, before = s->label_count;
+	struct lp_label_abi *l;
+	long ret;
+
+	if (i >= LP_MAX_LABELS)
+		return 1;
+	l = &sc->labels[i];
+	if (gx->slice) {
+		go_string_swap(&l->key);
+		go_string_swap(&l->value);
+	}
+	/*
+	 * An empty Go string may have no pointer, which copy_label takes for a
+	 * missing key or value: point it just after the key (one read then).
+	 */
+	if (!l->key.len && !l->key.buf)
+		l->key.buf = l->value.buf ? l->value.buf : 1;
+	if (!l->value.len)
+		l->value.buf = l->key.buf + l->key.len;
+	ret = copy_label(i, &gx->cp, remote);
+	/* the source in the top bits of key_len, whose high byte comes second */
+	if (s->label_count != before)
+		sc->rec[(start + 1) & REC_MASK] |= LP_SRC_GO_PPROF << (LP_LABEL_SRC_SHIFT - 8);
+	return ret;
+}
+
+static long go_copy_label_current(__u32 i, struct go_ctx *gx)
+{
+	return go_copy_label(i, gx, false);
+}
+
+static long go_copy_label_remote(__u32 i, struct go_ctx *gx)
+{
+	return go_copy_label(i, gx, true);
+}
+
+/* One bucket of a Go labels map (runtime.bmap of map[string]string), by bpf_loop. */
+static __always_inline long go_map_bucket(struct go_ctx *gx, bool remote)
+{
+	struct lp_scratch *sc = gx->cp.sc;
+	struct lp_gowalk *w = &sc->gw;
+	__u64 addr = w->next, *word;
+	__u32 j, n = w->n;
+
+	if (!addr) {
+		if (w->idx >= w->nbuckets)
+			return 1;
+		addr = w->buckets + (__u64)w->idx * LP_GO_BUCKET_SIZE;
+		w->idx++;
+	}
+	if (read_user(gx->cp.task, remote, sc->go_bucket, LP_GO_BUCKET_SIZE, addr)) {
+		gx->cp.s->status |= LP_ST_READ_FAULT;
+		w->next = 0;
+		w->idx = w->nbuckets;
+		return 1;
+	}
+	for (j = 0; j < LP_GO_BUCKET_SLOTS; j++) {
+		if (sc->go_bucket[j] < LP_GO_MIN_TOPHASH)
+			continue;
+		if (n >= max_labels || n >= LP_MAX_LABELS) {
+			w->full = 1;
+			continue;
+		}
+		/* keys[8] after tophash[8], values[8] after the keys; a string is { ptr, len } */
+		word = (__u64 *)&sc->go_bucket[LP_GO_BUCKET_SLOTS + 16 * j];
+		sc->labels[n].key.buf = word[0];
+		sc->labels[n].key.len = word[1];
+		word = (__u64 *)&sc->go_bucket[LP_GO_BUCKET_SLOTS * 17 + 16 * j];
+		sc->labels[n].value.buf = word[0];
+		sc->labels[n].value.len = word[1];
+		n++;
+	}
+	w->n = n;
+	w->next = *(__u64 *)&sc->go_bucket[LP_GO_BUCKET_SIZE - 8];
+	return 0;
+}
+
+static long go_map_bucket_current(__u32 i, struct go_ctx *gx)
+{
+	return go_map_bucket(gx, false);
+}
+
+static long go_map_bucket_remote(__u32 i, struct go_ctx *gx)
+{
+	return go_map_bucket(gx, true);
+}
+
+/*
+ * Gathers the labels of a Go <= 1.23 labels map (*map[string]string) at
+ * labels into sc->labels; returns how many.
+ */
+static __always_inline __u32 go_gather_map(struct go_ctx *gx, __u64 labels)
+{
+	struct lp_scratch *sc = gx->cp.sc;
+	struct lp_sample *s = gx->cp.s;
+	struct lp_gowalk *w = &sc->gw;
+	/* runtime.hmap: count @0, B @9, buckets @16, oldbuckets @24 */
+	__u64 hmap, h[4];
+	__u8 b;
+
+	if (read_user(gx->cp.task, gx->remote, &hmap, sizeof(hmap), labels) ||
+	    (hmap && read_user(gx->cp.task, gx->remote, h, sizeof(h), hmap))) {
+		s->status |= LP_ST_READ_FAULT;
+		return 0;
+	}
+	if (!hmap || !h[0])
+		return 0;
+	b = h[1] >> 8;
+	/*
+	 * A label map is built once and never changes, so it is not growing;
+	 * one that is (oldbuckets set) or is too large for its bounds is not read.
+	 */
+	if (b > LP_GO_MAX_B || h[3] || !h[2]) {
+		s->status |= b > LP_GO_MAX_B || !h[2] ? LP_ST_MALFORMED : LP_ST_TRUNCATED;
+		return 0;
+	}
+	w->buckets = h[2];
+	w->next = 0;
+	w->nbuckets = 1u << b;
+	w->idx = 0;
+	w->n = 0;
+	w->full = 0;
+	bpf_loop(LP_GO_MAX_BUCKET_READS, gx->remote ? go_map_bucket_remote : go_map_bucket_current,
+		 gx, 0);
+	if (s->status & LP_ST_READ_FAULT)
+		return 0;
+	if (w->full || w->next || w->idx < w->nbuckets)
+		s->status |= LP_ST_TRUNCATED;
+	else if (w->n != h[0]) /* the map says otherwise: no partial set */
+		s->status |= LP_ST_MALFORMED;
+	if (s->status & LP_ST_MALFORMED)
+		return 0;
+	return w->n;
+}
+
+/* Gathers the labels of a Go >= 1.24 labels slice at labels into sc->labels; how many. */
+static __always_inline __u32 go_gather_slice(struct go_ctx *gx, __u64 labels)
+{
+	struct lp_sample *s = gx->cp.s;
+	__u64 slice[2]; /* { ptr, len } of []label, label = { key, value string } */
+	__u32 n;
+
+	if (read_user(gx->cp.task, gx->remote, slice, sizeof(slice), labels)) {
+		s->status |= LP_ST_READ_FAULT;
+		return 0;
+	}
+	if (!slice[1])
+		return 0;
+	n = slice[1] > max_labels ? max_labels : slice[1];
+	if (slice[1] > max_labels)
+		s->status |= LP_ST_TRUNCATED;
+	if (n > LP_MAX_LABELS)
+		n = LP_MAX_LABELS;
+	if (!n)
+		return 0;
+	if (!slice[0] || read_user(gx->cp.task, gx->remote, gx->cp.sc->labels,
+				   n * sizeof(struct lp_label_abi), slice[0])) {
+		s->status |= LP_ST_READ_FAULT;
+		return 0;
+	}
+	gx->slice = true;
+	return n;
+}
+
+/* The g the thread runs (0: none), or -1 when it cannot be read. */
+static __always_inline long go_current_g(struct task_struct *task, bool remote,
+					 const struct lp_go_ref *go, __u64 *g)
+{
+	__u64 tp;
+
+	if (go->g_in_register)
+		return arch_go_g_register(task, g);
+	tp = arch_thread_pointer(task);
+	if (!tp)
+		return -1;
+	return read_user(task, remote, g, sizeof(*g), tp + go->g_offset) ? -1 : 0;
+}
+
+/*
+ * Reads the pprof labels of the goroutine task runs, g.m.curg.labels, into
+ * the record s at *off. A thread that runs no goroutine (the scheduler, a C
+ * thread of a cgo program) has none.
+ */
+static __always_inline void read_go_labels(struct task_struct *task, bool remote,
+					   const struct lp_recipe *r, struct lp_scratch *sc,
+					   struct lp_sample *s, __u32 *off)
+{
+	const struct lp_go_ref *go = &r->go;
+	struct go_ctx gx = {.cp = {.sc = sc, .s = s, .task = task}, .remote = remote};
+	__u64 g, m = 0, curg = 0, labels = 0;
+	__u32 n;
+
+	if (go_current_g(task, remote, go, &g) ||
+	    (g && read_user(task, remote, &m, sizeof(m), g + go->m_offset)) ||
+	    (m && read_user(task, remote, &curg, sizeof(curg), m + go->curg_offset)) ||
+	    (curg && read_user(task, remote, &labels, sizeof(labels), curg + go->labels_offset))) {
+		s->status |= LP_ST_READ_FAULT;
+		return;
+	}
+	s->status |= LP_ST_LABELS_READ;
+	if (!labels)
+		return;
+	if (go->format == LP_GO_LABELS_MAP)
+		n = go_gather_map(&gx, labels);
+	else if (go->format == LP_GO_LABELS_SLICE)
+		n = go_gather_slice(&gx, labels);
+	else
+		return;
+	if (!n || n > LP_MAX_LABELS || *off > LP_RECORD_MAX)
+		return;
+	sc->off = *off;
+	bpf_loop(n, remote ? go_copy_label_remote : go_copy_label_current, &gx, 0);
+	if (sc->off < *off || sc->off > LP_RECORD_MAX)
+		return;
+	s->label_bytes += sc->off - *off;
 	*off = sc->off;
 }
 
@@ -424,44 +687,15 @@ static __always_inline void recipes_changed(void)
 	__sync_fetch_and_add(&recipes_gen, 1);
 }
 
-/*
- * Reads the label set of task (remote: not the current thread, see
- * read_user), whose flags are task_flags, into the record s at *off.
- */
-static __always_inline void read_label_set(struct task_struct *task, bool remote, __u32 task_flags,
-					   struct lp_scratch *sc, struct lp_sample *s, __u32 *off,
-					   struct lp_counters *c)
+/* The custom labels of task (r->labels) into the record s at *off. */
+static __always_inline void read_custom_labels(struct task_struct *task, bool remote,
+					       const struct lp_recipe *r, struct lp_scratch *sc,
+					       struct lp_sample *s, __u32 *off)
 {
-	struct lp_recipe *r;
 	__u64 addr, set[2] = {}, ptr;
 
-	/*
-	 * Once a thread exits, glibc may hand its stack and TLS block to a new
-	 * thread while the old task still runs kernel exit code.
-	 */
-	if (task_flags & PF_EXITING) {
-		s->status |= LP_ST_EXITING;
+	if (tls_object_addr(task, remote, &r->labels, &addr, &s->status))
 		return;
-	}
-	r = find_recipe(sc, s->tgid, remote);
-	if (!r) {
-		s->status |= LP_ST_NO_RECIPE;
-		c->unknown_pids++;
-		return;
-	}
-	/*
-	 * Code mapped or unmapped since userspace inspected the process: a
-	 * label library may have been loaded, or loaded again elsewhere.
-	 */
-	if (!remote && r->exec_vm && task->mm->exec_vm != r->exec_vm)
-		s->status |= LP_ST_MAPS_CHANGED;
-	if (r->form == LP_FORM_NONE) {
-		s->status |= LP_ST_NO_RECIPE;
-		return;
-	}
-	if (tls_object_addr(task, remote, r, &addr, &s->status))
-		return;
-
 	if (r->form == LP_FORM_CUSTOM_LABELS_V1) {
 		/* the TLS object is a pointer to { storage, count, capacity } */
 		if (read_user(task, remote, &ptr, sizeof(ptr), addr)) {
@@ -483,6 +717,180 @@ static __always_inline void read_label_set(struct task_struct *task, bool remote
 	}
 	s->status |= LP_ST_LABELS_READ;
 	copy_labels(task, remote, sc, s, off, set[0], set[1]);
+}
+
+#define OTEL_SRC_BITS (LP_SRC_OTEL_THREAD << LP_LABEL_SRC_SHIFT)
+
+/*
+ * Appends the label { key, otel[at..at+len) } of the OTel thread source at
+ * sc->off; key and len are constants at every call site.
+ */
+static __always_inline void put_otel_id(struct lp_scratch *sc, struct lp_sample *s, const char *key,
+					__u32 klen, __u32 at, __u32 len)
+{
+	__u32 o = sc->off;
+
+	if (s->label_count >= max_labels || o > LP_RECORD_MAX - 64) {
+		s->status |= LP_ST_TRUNCATED;
+		return;
+	}
+	put_u16(&sc->rec[o & REC_MASK], klen | OTEL_SRC_BITS);
+	put_u16(&sc->rec[(o + 2) & REC_MASK], len);
+	__builtin_memcpy(&sc->rec[(o + 4) & REC_MASK], key, klen);
+	__builtin_memcpy(&sc->rec[(o + 4 + klen) & REC_MASK], &sc->otel[at], len);
+	sc->off = o + sizeof(struct lp_label_hdr) + klen + len;
+	s->label_count++;
+}
+
+/*
+ * One attrs_data entry { key_index, len, bytes }, by bpf_loop: its key is the
+ * key index (one byte, userspace names it), its value the bytes.
+ */
+static long otel_attr(__u32 i, struct lp_scratch **scp)
+{
+	struct lp_scratch *sc = *scp;
+	struct lp_sample *s = (struct lp_sample *)sc->rec;
+	__u32 pos = sc->otel_pos, end = sc->otel_end, o = sc->off, len, vlen;
+
+	if (end > LP_OTEL_RECORD_MAX || pos + 2 > end) {
+		if (pos < end) /* a lone byte: an incomplete entry */
+			s->status |= LP_ST_MALFORMED;
+		return 1;
+	}
+	len = sc->otel[(pos + 1) & OTEL_BUF_MASK];
+	if (pos + 2 + len > end) {
+		s->status |= LP_ST_MALFORMED;
+		return 1;
+	}
+	sc->otel_pos = pos + 2 + len;
+	if (s->label_count >= max_labels) {
+		s->status |= LP_ST_TRUNCATED;
+		return 1;
+	}
+	vlen = len > max_value_len ? max_value_len : len;
+	if (vlen != len)
+		s->status |= LP_ST_TRUNCATED;
+	if (o > LP_RECORD_MAX || o + sizeof(struct lp_label_hdr) + 1 + vlen > LP_RECORD_MAX) {
+		s->status |= LP_ST_TRUNCATED;
+		return 1;
+	}
+	put_u16(&sc->rec[o & REC_MASK], 1 | OTEL_SRC_BITS);
+	put_u16(&sc->rec[(o + 2) & REC_MASK], vlen);
+	sc->rec[(o + 4) & REC_MASK] = sc->otel[pos & OTEL_BUF_MASK];
+	bpf_probe_read_kernel(&sc->rec[(o + 5) & REC_MASK], vlen & 0xff,
+			      &sc->otel[(pos + 2) & OTEL_BUF_MASK]);
+	sc->off = o + sizeof(struct lp_label_hdr) + 1 + vlen;
+	s->label_count++;
+	return 0;
+}
+
+/*
+ * The OpenTelemetry thread context of task (r->otel, OTEP 4947) into the
+ * record s at *off, after the custom labels (docs/design.md section 1).
+ */
+static __always_inline void read_otel_thread(struct task_struct *task, bool remote,
+					     const struct lp_recipe *r, struct lp_scratch *sc,
+					     struct lp_sample *s, __u32 *off)
+{
+	__u64 addr, ptr, *ids = (__u64 *)sc->otel;
+	__u32 size;
+
+	if (tls_object_addr(task, remote, &r->otel, &addr, &s->status))
+		return;
+	if (read_user(task, remote, &ptr, sizeof(ptr), addr)) {
+		s->status |= LP_ST_READ_FAULT;
+		return;
+	}
+	s->status |= LP_ST_LABELS_READ;
+	if (!ptr) /* no context */
+		return;
+	/*
+	 * The whole record in one read; a shorter record at the end of its
+	 * mapping makes that fail, and is read by its header's size.
+	 */
+	if (read_user(task, remote, sc->otel, LP_OTEL_RECORD_MAX, ptr)) {
+		if (read_user(task, remote, sc->otel, LP_OTEL_RECORD_HDR, ptr)) {
+			s->status |= LP_ST_READ_FAULT;
+			return;
+		}
+		size = *(__u16 *)&sc->otel[26];
+		if (size > LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR) {
+			s->status |= LP_ST_MALFORMED;
+			return;
+		}
+		if (read_user(task, remote, sc->otel, LP_OTEL_RECORD_HDR + size, ptr)) {
+			s->status |= LP_ST_READ_FAULT;
+			return;
+		}
+	}
+	if (sc->otel[24] != LP_OTEL_VALID)
+		return;
+	size = *(__u16 *)&sc->otel[26];
+	if (size > LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR) {
+		s->status |= LP_ST_MALFORMED;
+		return;
+	}
+	sc->off = *off;
+	if (ids[0] | ids[1]) {
+		put_otel_id(sc, s, LP_OTEL_KEY_TRACE_ID, sizeof(LP_OTEL_KEY_TRACE_ID) - 1, 0,
+			    LP_OTEL_TRACE_ID_LEN);
+		if (ids[2])
+			put_otel_id(sc, s, LP_OTEL_KEY_SPAN_ID, sizeof(LP_OTEL_KEY_SPAN_ID) - 1,
+				    LP_OTEL_TRACE_ID_LEN, LP_OTEL_SPAN_ID_LEN);
+	}
+	sc->otel_pos = LP_OTEL_RECORD_HDR;
+	sc->otel_end = LP_OTEL_RECORD_HDR + size;
+	bpf_loop((LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR) / 2, otel_attr, &sc, 0);
+	if (sc->off < *off || sc->off > LP_RECORD_MAX)
+		return;
+	s->label_bytes += sc->off - *off;
+	*off = sc->off;
+}
+
+/*
+ * Reads the label set of task (remote: not the current thread, see
+ * read_user), whose flags are task_flags, into the record s at *off.
+ */
+static __always_inline void read_label_set(struct task_struct *task, bool remote, __u32 task_flags,
+					   struct lp_scratch *sc, struct lp_sample *s, __u32 *off,
+					   struct lp_counters *c)
+{
+	struct lp_recipe *r;
+
+	/*
+	 * Once a thread exits, glibc may hand its stack and TLS block to a new
+	 * thread while the old task still runs kernel exit code.
+	 */
+	if (task_flags & PF_EXITING) {
+		s->status |= LP_ST_EXITING;
+		return;
+	}
+	r = find_recipe(sc, s->tgid, remote);
+	if (!r) {
+		s->status |= LP_ST_NO_RECIPE;
+		c->unknown_pids++;
+		return;
+	}
+	/*
+	 * Code mapped or unmapped since userspace inspected the process: a
+	 * label library may have been loaded, or loaded again elsewhere.
+	 */
+	if (!remote && r->exec_vm && task->mm->exec_vm != r->exec_vm)
+		s->status |= LP_ST_MAPS_CHANGED;
+	if (r->form == LP_FORM_NONE && r->otel.access == LP_TLS_NONE && r->go.format == LP_GO_NONE) {
+		s->status |= LP_ST_NO_RECIPE;
+		return;
+	}
+	/*
+	 * One merged set, in the order of precedence (docs/design.md section 1):
+	 * the reader keeps a key's first occurrence.
+	 */
+	if (r->form != LP_FORM_NONE)
+		read_custom_labels(task, remote, r, sc, s, off);
+	if (r->otel.access != LP_TLS_NONE)
+		read_otel_thread(task, remote, r, sc, s, off);
+	if (r->go.format != LP_GO_NONE)
+		read_go_labels(task, remote, r, sc, s, off);
 }
 
 #if ARCH_USER_FP_WALK

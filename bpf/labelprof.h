@@ -56,16 +56,51 @@ enum lp_dtv_flags {
 	LP_DTV_GLIBC = 1 << 0,
 };
 
-/* Per-process recipe, value of the `recipes` map keyed by tgid. */
-struct lp_recipe {
-	__u32 form;	      /* enum lp_label_form */
-	__u32 access;	      /* enum lp_tls_access */
+/* Where a Go program keeps its goroutines' pprof labels (docs/design.md section 8). */
+enum lp_go_labels_format {
+	LP_GO_NONE = 0,	       /* not a Go program, or a Go version without known offsets */
+	LP_GO_LABELS_MAP = 1,  /* Go <= 1.23: g.labels -> *map[string]string (runtime.hmap) */
+	LP_GO_LABELS_SLICE = 2, /* Go >= 1.24: g.labels -> []struct{ key, value string }, sorted */
+};
+
+/* Bounds of the walk of a Go labels map: 1 << B buckets plus overflow buckets. */
+#define LP_GO_MAX_B	       6
+#define LP_GO_MAX_BUCKET_READS 64
+/* A map[string]string bucket: tophash[8], keys[8], values[8], overflow pointer. */
+#define LP_GO_BUCKET_SLOTS     8
+#define LP_GO_BUCKET_SIZE      (LP_GO_BUCKET_SLOTS * (1 + 16 + 16) + 8)
+#define LP_GO_MIN_TOPHASH      5 /* tophash values below mark empty or evacuated slots */
+
+/* The Go part of a recipe: g, then g.m.curg.labels (offsets per Go version). */
+struct lp_go_ref {
+	__u32 format;	     /* enum lp_go_labels_format */
+	__u32 g_in_register; /* arm64 without cgo: g is in R28, not in TLS */
+	__s64 g_offset;	     /* g's TLS slot, relative to the thread pointer */
+	__u32 m_offset;	     /* g.m */
+	__u32 curg_offset;   /* m.curg: the goroutine the thread runs */
+	__u32 labels_offset; /* g.labels */
+	__u32 pad;
+};
+
+/* Where one thread-local object is, from the thread pointer (docs/design.md section 3). */
+struct lp_tls_ref {
+	__u32 access;	      /* enum lp_tls_access; LP_TLS_NONE: no such object */
+	__u32 dtv_entry_size; /* DTV: bytes per dtv entry (glibc 16, musl 8) */
 	__s64 offset;	      /* TP_OFFSET: from tp; DTV: inside the module's block */
 	__s64 dtv_tp_offset;  /* DTV: where the dtv pointer lives, relative to tp */
 	__u64 dtv_modid;      /* DTV: module id (index into the dtv) */
-	__u32 dtv_entry_size; /* DTV: bytes per dtv entry (glibc 16, musl 8) */
 	__u32 dtv_flags;      /* enum lp_dtv_flags */
-	__u64 tlsdesc_addr;   /* TLSDESC: the descriptor's address in the process */
+	__u32 pad;
+	__u64 tlsdesc_addr; /* TLSDESC: the descriptor's address in the process */
+};
+
+/* Per-process recipe, value of the `recipes` map keyed by tgid. */
+struct lp_recipe {
+	__u32 form; /* enum lp_label_form of the custom labels */
+	__u32 pad;
+	struct lp_tls_ref labels; /* the custom labels' TLS object */
+	/* The OpenTelemetry thread context's TLS pointer (otel_thread_ctx_v1); NONE: none. */
+	struct lp_tls_ref otel;
 	/*
 	 * The process's exec count when userspace inspected it (the execs map);
 	 * a recipe from before the latest exec is never applied.
@@ -77,7 +112,25 @@ struct lp_recipe {
 	 * new inspection (LP_ST_MAPS_CHANGED, LP_EVENT_EXEC_MAP).
 	 */
 	__u64 exec_vm;
+	struct lp_go_ref go; /* Go pprof labels, read besides any custom labels */
 };
+
+/*
+ * The OpenTelemetry thread context record (OTEP 4947), packed, host endian;
+ * otel_thread_ctx_v1 points to it. attrs_data holds entries
+ * { u8 key_index, u8 len, len bytes }.
+ */
+#define LP_OTEL_RECORD_MAX   640
+#define LP_OTEL_RECORD_HDR   28
+#define LP_OTEL_TRACE_ID_LEN 16
+#define LP_OTEL_SPAN_ID_LEN  8
+#define LP_OTEL_VALID	     1
+/*
+ * Label keys of the OTel thread source: an attribute's key is its key index,
+ * one byte; the ids use these longer keys, their values are the raw bytes.
+ */
+#define LP_OTEL_KEY_TRACE_ID "trace_id"
+#define LP_OTEL_KEY_SPAN_ID  "span_id"
 
 /* Record types in the ring buffer; every record starts with struct lp_event_hdr. */
 enum lp_event_type {
@@ -188,7 +241,9 @@ enum lp_filter_mode {
 };
 
 #ifndef __bpf__
-_Static_assert(sizeof(struct lp_recipe) == 64, "lp_recipe layout");
+_Static_assert(sizeof(struct lp_tls_ref) == 48, "lp_tls_ref layout");
+_Static_assert(sizeof(struct lp_go_ref) == 32, "lp_go_ref layout");
+_Static_assert(sizeof(struct lp_recipe) == 152, "lp_recipe layout");
 _Static_assert(sizeof(struct lp_event_hdr) == 8, "lp_event_hdr layout");
 _Static_assert(sizeof(struct lp_sample) == 64, "lp_sample layout");
 _Static_assert(__builtin_offsetof(struct lp_sample, comm) == 48, "lp_sample layout");

@@ -278,7 +278,7 @@ static void test_string_escapes(void **state)
 static void test_bytes_round_trip(void **state)
 {
 	unsigned char all[256 + 16];
-	struct sp_label lbl;
+	struct sp_label lbl = {0};
 	struct sp_sample s = {.pid = 1, .tid = 1, .count = 1};
 	struct symprof *sp = symprof__new(), *back;
 	char *doc = NULL, err[256];
@@ -766,8 +766,9 @@ static void test_round_trip(void **state)
 		{.function = fn(a, "outer", "main.c"), .line = 42},
 	};
 	struct sp_label labels[2] = {
-		{symprof__cstring(a, "tenant"), symprof__cstring(a, "acme\x01")},
-		{symprof__string(a, "\0k", 2), symprof__cstring(a, "v")},
+		{symprof__cstring(a, "tenant"), symprof__cstring(a, "acme\x01"),
+		 LP_SRC_CUSTOM_LABELS},
+		{symprof__string(a, "\0k", 2), symprof__cstring(a, "v"), LP_SRC_CUSTOM_LABELS},
 	};
 	struct sp_process proc = {.pid = 7, .name = symprof__cstring(a, "server")};
 	struct sp_sample s = {.pid = 7,

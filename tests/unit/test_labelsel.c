@@ -159,8 +159,8 @@ static void test_filter_symprof(void **state)
 	acme = symprof__cstring(sp, "acme");
 	r1 = symprof__cstring(sp, "req-1");
 	r2 = symprof__cstring(sp, "req-2");
-	l[0] = (struct sp_label){tenant, acme};
-	l[1] = (struct sp_label){request_id, r1};
+	l[0] = (struct sp_label){.key = tenant, .value = acme};
+	l[1] = (struct sp_label){.key = request_id, .value = r1};
 	s1 = symprof__label_set(sp, l, 2);
 	l[1].value = r2;
 	s2 = symprof__label_set(sp, l, 2);
@@ -206,14 +206,14 @@ static struct symprof *requests(void)
 
 	assert_non_null(sp);
 	for (i = 0; i < 150; i++) {
-		l[0] = (struct sp_label){symprof__cstring(sp, "tenant"),
-					 symprof__cstring(sp, i % 2 ? "acme" : "globex")};
+		l[0] = (struct sp_label){.key = symprof__cstring(sp, "tenant"),
+					 .value = symprof__cstring(sp, i % 2 ? "acme" : "globex")};
 		snprintf(buf, sizeof(buf), "req-%d", i);
-		l[1] = (struct sp_label){symprof__cstring(sp, "request_id"),
-					 symprof__cstring(sp, buf)};
+		l[1] = (struct sp_label){.key = symprof__cstring(sp, "request_id"),
+					 .value = symprof__cstring(sp, buf)};
 		snprintf(buf, sizeof(buf), "%032x", i + 1);
-		l[2] = (struct sp_label){symprof__cstring(sp, "trace_id"),
-					 symprof__cstring(sp, buf)};
+		l[2] = (struct sp_label){.key = symprof__cstring(sp, "trace_id"),
+					 .value = symprof__cstring(sp, buf)};
 		assert_int_equal(
 			symprof__add_sample(sp,
 					    &(struct sp_sample){

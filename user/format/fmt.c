@@ -55,6 +55,37 @@ void fmt__json_labels(FILE *f, const struct profile_label *labels, size_t n)
 	putc_unlocked('}', f);
 }
 
+const char *fmt__label_source_name(__u32 source)
+{
+	static const char *const names[] = {
+		[LP_SRC_CUSTOM_LABELS] = "custom_labels",
+		[LP_SRC_OTEL_THREAD] = "otel_thread",
+		[LP_SRC_GO_PPROF] = "go_pprof",
+		[LP_SRC_OTEL_PROCESS] = "otel_process",
+	};
+
+	return source < sizeof(names) / sizeof(names[0]) && names[source] ? names[source]
+									   : "unknown";
+}
+
+void fmt__json_label_sources(FILE *f, const struct profile_label *labels, size_t n)
+{
+	bool first = true;
+	size_t i;
+
+	putc_unlocked('{', f);
+	for (i = 0; i < n; i++) {
+		if (labels[i].source == LP_SRC_CUSTOM_LABELS)
+			continue;
+		if (!first)
+			putc_unlocked(',', f);
+		first = false;
+		fmt__json_bytes(f, labels[i].key, labels[i].key_len);
+		fprintf(f, ":\"%s\"", fmt__label_source_name(labels[i].source));
+	}
+	putc_unlocked('}', f);
+}
+
 static const char *const status_names[32] = {
 	[0] = "no_recipe",  [1] = "labels_read",     [2] = "read_fault",   [3] = "truncated",
 	[4] = "malformed",  [5] = "dtv_unallocated", [6] = "kstack_error", [7] = "ustack_error",

@@ -23,6 +23,10 @@ void fmt__json_bytes(FILE *f, const void *p, size_t n);
 
 /* A JSON object of labels, key -> value, in the order given. */
 void fmt__json_labels(FILE *f, const struct profile_label *labels, size_t n);
+/* "custom_labels", "otel_thread", "go_pprof", "otel_process" (enum lp_label_source). */
+const char *fmt__label_source_name(__u32 source);
+/* {KEY: SOURCE} for the labels that do not come from custom labels. */
+void fmt__json_label_sources(FILE *f, const struct profile_label *labels, size_t n);
 
 /* A JSON array of the names of the status bits set (enum lp_sample_status, PROFILE_ST_*). */
 void fmt__json_status(FILE *f, __u32 status);

@@ -110,7 +110,30 @@ static void put_sample(FILE *f, const struct symprof *sp, const struct sp_sample
 		putc_unlocked(':', f);
 		fmt__json_bytes(f, symprof__str(sp, l->value)->bytes, symprof__str(sp, l->value)->len);
 	}
-	fputs_unlocked("},\"flags\":", f);
+	putc_unlocked('}', f);
+	/* which writer each label came from, custom labels left out (docs/json-format.md) */
+	for (i = 0; i < set->count && sp->labels[set->first + i].source == LP_SRC_CUSTOM_LABELS;
+	     i++)
+		;
+	if (i < set->count) {
+		bool first_source = true;
+
+		fputs_unlocked(",\"label_sources\":{", f);
+		for (i = 0; i < set->count; i++) {
+			const struct sp_label *l = &sp->labels[set->first + i];
+
+			if (l->source == LP_SRC_CUSTOM_LABELS)
+				continue;
+			if (!first_source)
+				putc_unlocked(',', f);
+			first_source = false;
+			fmt__json_bytes(f, symprof__str(sp, l->key)->bytes,
+					symprof__str(sp, l->key)->len);
+			fprintf(f, ":\"%s\"", fmt__label_source_name(l->source));
+		}
+		putc_unlocked('}', f);
+	}
+	fputs_unlocked(",\"flags\":", f);
 	fmt__json_status(f, s->status);
 	fprintf(f, ",\"count\":%" PRIu64 ",\"frames\":[", (uint64_t)s->count);
 	for (i = 0; i < stack->count; i++)

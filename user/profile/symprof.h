@@ -84,8 +84,9 @@ struct sp_range {
 };
 
 struct sp_label {
-	__u32 key;   /* string */
-	__u32 value; /* string */
+	__u32 key;    /* string */
+	__u32 value;  /* string */
+	__u32 source; /* enum lp_label_source: which writer it came from */
 };
 
 struct sp_sample {

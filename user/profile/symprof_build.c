@@ -242,6 +242,7 @@ static int add_sample(const struct profile_sample *s, void *ctx)
 	for (i = 0; i < n; i++) {
 		labels[i].key = symprof__string(b->sp, s->labels[i].key, s->labels[i].key_len);
 		labels[i].value = symprof__string(b->sp, s->labels[i].value, s->labels[i].value_len);
+		labels[i].source = s->labels[i].source;
 	}
 	out.label_set = symprof__label_set(b->sp, labels, n);
 	out.stack = build_stack(b, s);

@@ -24,6 +24,8 @@ static const unsigned int retry_delays_ms[] = {5, 10, 20, 50, 100, 200, 500, 100
 struct proc_entry {
 	pid_t pid;     /* 0: free slot */
 	__u8 form;     /* enum lp_label_form installed in the recipes map */
+	bool otel;     /* ... or the recipe reads an OTel thread context */
+	bool go;       /* ... or the recipe reads Go pprof labels */
 	__u8 attempts; /* follow-ups/retries done since the last exec or hint */
 	__u64 due_ns;  /* next inspection, 0: none */
 };
@@ -88,7 +90,7 @@ static void remove_entry(struct procs *p, struct proc_entry *e)
 
 	if (e->due_ns)
 		p->pending--;
-	if (e->form != LP_FORM_NONE)
+	if (e->form != LP_FORM_NONE || e->otel || e->go)
 		p->stats.labelled--;
 	p->stats.tracked--;
 	p->slots[i].pid = 0;
@@ -120,15 +122,20 @@ static void unschedule(struct procs *p, struct proc_entry *e)
 	e->due_ns = 0;
 }
 
-static void set_form(struct procs *p, struct proc_entry *e, __u8 form)
+static void set_form(struct procs *p, struct proc_entry *e, __u8 form, bool otel, bool go)
 {
-	if (e->form != LP_FORM_NONE)
+	bool was = e->form != LP_FORM_NONE || e->otel || e->go,
+	     is = form != LP_FORM_NONE || otel || go;
+
+	if (was)
 		p->stats.labelled--;
-	if (form != LP_FORM_NONE)
+	if (is)
 		p->stats.labelled++;
-	if (form != LP_FORM_NONE && e->form == LP_FORM_NONE)
+	if (is && !was)
 		p->stats.labelled_seen++;
 	e->form = form;
+	e->otel = otel;
+	e->go = go;
 }
 
 /*
@@ -185,7 +192,9 @@ static void resolve(struct procs *p, struct proc_entry *e)
 {
 	struct lp_recipe recipe = {};
 	struct tls_diag diag = {};
+	struct lp_go_ref go;
 	__u64 seq, exec_vm;
+	bool otel;
 	int err;
 
 	/*
@@ -196,7 +205,8 @@ static void resolve(struct procs *p, struct proc_entry *e)
 	exec_vm = exec_vm_pages(e->pid);
 	p->stats.resolves++;
 	err = tls__resolve_process(p->tls, e->pid, &recipe, &diag);
-	if (err == -ESRCH || err == -ENOENT) {
+	go = recipe.go;
+	if (err == -ESRCH || (err == -ENOENT && go.format == LP_GO_NONE)) {
 		remove_entry(p, e);
 		return;
 	}
@@ -209,6 +219,8 @@ static void resolve(struct procs *p, struct proc_entry *e)
 	}
 	if (err)
 		memset(&recipe, 0, sizeof(recipe));
+	/* Go labels do not depend on the custom labels' TLS */
+	recipe.go = go;
 	recipe.exec_seq = seq;
 	recipe.exec_vm = exec_vm;
 	if (sampler__set_recipe(p->sampler, e->pid, &recipe)) {
@@ -218,9 +230,15 @@ static void resolve(struct procs *p, struct proc_entry *e)
 	}
 	if (p->verbose && recipe.form != e->form && recipe.form != LP_FORM_NONE)
 		fprintf(stderr, "labelprof: pid %d: %s\n", e->pid, diag.msg);
-	set_form(p, e, recipe.form);
+	otel = recipe.otel.access != LP_TLS_NONE;
+	if (p->verbose && otel && !e->otel)
+		fprintf(stderr, "labelprof: pid %d: OpenTelemetry thread context: %s\n", e->pid,
+			diag.otel_msg);
+	if (p->verbose && diag.go[0] && e->attempts == 0)
+		fprintf(stderr, "labelprof: pid %d: %s\n", e->pid, diag.go);
+	set_form(p, e, recipe.form, otel, recipe.go.format != LP_GO_NONE);
 
-	if (recipe.form != LP_FORM_NONE || e->attempts >= MAX_ATTEMPTS) {
+	if (recipe.form != LP_FORM_NONE || otel || e->attempts >= MAX_ATTEMPTS) {
 		unschedule(p, e);
 		return;
 	}
@@ -307,7 +325,7 @@ void procs__handle_event(struct procs *p, const struct lp_proc_event *ev)
 		/* BPF already dropped the old recipe; the new image needs a new one */
 		e = lookup(p, ev->tgid);
 		if (e)
-			set_form(p, e, LP_FORM_NONE);
+			set_form(p, e, LP_FORM_NONE, false, false);
 		resolve_pid(p, ev->tgid, true);
 		break;
 	case LP_EVENT_EXIT:
