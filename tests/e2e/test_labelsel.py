@@ -79,11 +79,15 @@ def test_drop_request_id_folded(request, tmp_path, demo):
         assert set(labels) <= {"tenant", "endpoint", "step"}, labels
     labelled = [labels for labels, _ in lines if labels]
     assert labelled, "no labelled line left"
-    assert {labels.get("tenant") for labels in labelled} <= TENANTS
-    # what is left is one line per (tenant, endpoint, step) and stack: request ids
-    # made nearly one line per sample
+    for labels in labelled:
+        assert labels.get("tenant", "acme") in TENANTS, labels
+        assert labels.get("endpoint", "/login") in ENDPOINTS, labels
+        assert labels.get("step", "tax") == "tax", labels
+    # what is left is a line per (tenant, endpoint, step) and stack, each key set or
+    # not (a sample may come while a request sets its labels): request ids made
+    # nearly one line per sample
     sets = {tuple(sorted(labels.items())) for labels in labelled}
-    assert len(sets) <= len(TENANTS) * (len(ENDPOINTS) + 1), sets
+    assert len(sets) <= (len(TENANTS) + 1) * (len(ENDPOINTS) + 1) * 2, sets
     assert len(lines) < len(raw)
 
 
