@@ -64,7 +64,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all bpf deps test test-build test-unit test-e2e demo bench format clean print-unit-tests
+.PHONY: FORCE all bpf deps test test-build test-unit test-e2e demo bench format clean print-unit-tests
 
 # ---- BPF object and skeleton -------------------------------------------------
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall -Werror \
@@ -80,6 +80,21 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name labelprof_bpf > $@
 
+# ---- version ------------------------------------------------------------------
+# git describe when the tree has tags, else the VERSION file and the commit;
+# `make VERSION=x` sets it. version.h is rewritten only when it changes.
+GIT_DESCRIBE := $(shell git describe --tags --dirty 2>/dev/null)
+GIT_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null)
+VERSION ?= $(or $(GIT_DESCRIBE),$(shell cat VERSION 2>/dev/null || echo unknown)$(if \
+	$(GIT_COMMIT),+g$(GIT_COMMIT)))
+VERSION_H := $(OUTPUT)/version.h
+
+$(VERSION_H): FORCE | $(OUTPUT)
+	$(Q)printf '#define LABELPROF_VERSION "%s"\n' '$(subst ','\'',$(VERSION))' > $@.tmp && \
+		{ cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@; }
+
+FORCE:
+
 # ---- userspace ---------------------------------------------------------------
 # user/: main.c and a folder per concern (docs/design.md section 2)
 USER_SRCS := $(wildcard user/*/*.c)
@@ -92,6 +107,7 @@ $(OUTPUT)/user/%.o: user/%.c
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
 $(OUTPUT)/user/sampling/sampler.o: $(SKEL)
+$(OUTPUT)/user/main.o $(OUTPUT)/user/format/output_otlp.o $(OUTPUT)/user/agent/metrics.o: $(VERSION_H)
 
 $(USER_LIB): $(USER_OBJS)
 	$(call msg,AR,$@)

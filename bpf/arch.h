@@ -162,6 +162,20 @@ static __always_inline bool arch_user_unmapped(__u64 addr)
 	pgd = task->mm->pgd;
 	return pgd && *pgd == 0;
 }
+/*
+ * The x86-64 signal frame as __restore_rt finds it: SP points at the
+ * ucontext, whose uc_mcontext (struct sigcontext) starts 40 bytes in and
+ * holds rbp, rsp and rip 80, 120 and 128 bytes further.
+ */
+#define ARCH_SIGFRAME_REGS 120 /* rbp, from SP */
+#define ARCH_SIGFRAME_SP   5   /* rsp, in words from rbp */
+#define ARCH_SIGFRAME_IP   6   /* rip, in words from rbp */
+
+/* x86-64 PLT rule (LP_CFA_PLT): past the 11th byte of its 16-byte entry, a push was made. */
+static __always_inline __u64 arch_plt_extra(__u64 ip)
+{
+	return (ip & 15) >= 11 ? 8 : 0;
+}
 #else
 #define ARCH_USER_FP_WALK 0
 #endif

@@ -25,6 +25,7 @@ const volatile __u32 filter_mode = LP_FILTER_ALL;
 const volatile bool follow_children = false;
 const volatile __u64 hint_interval_ns = 1000000000ULL;
 const volatile __u64 map_hint_interval_ns = 10000000ULL;
+const volatile __u32 unwind_mode = LP_UNWIND_FP; /* enum lp_unwind_mode */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -125,6 +126,27 @@ struct lp_gowalk {
 	__u32 full;	/* a slot was left out: max_labels reached */
 };
 
+/* The state of a CFI walk of the user stack (walk_user_cfi). */
+struct lp_cwalk {
+	__u64 ip;     /* the frame's instruction pointer */
+	__u64 sp;     /* its stack pointer */
+	__u64 fp;     /* its frame pointer */
+	__u32 n;      /* return addresses stored */
+	__u32 at;     /* where in rec they go */
+	__u32 status; /* LP_ST_UNWIND_* and LP_ST_USTACK_TRUNCATED */
+	__u32 exact;  /* ip is where the frame was interrupted, not a return address */
+	__u32 object; /* the object of the last row lookup, and its pages */
+	__u32 first_page;
+	__u32 pages;
+	/*
+	 * The bounds of a binary search, kept in map memory: the verifier then
+	 * sees unknown bounds at every step, not a range per path.
+	 */
+	__u32 lo;
+	__u32 hi;
+	__u32 pad;
+};
+
 /*
  * The last recipe lookup of a CPU: consecutive samples mostly come from the
  * same process, whose recipe needs no hash lookups then.
@@ -171,6 +193,7 @@ struct lp_scratch {
 	struct lp_fcache fc;
 	struct lp_gowalk gw;
 	__u8 go_bucket[LP_GO_BUCKET_SIZE];
+	struct lp_cwalk cw;
 };
 
 struct {
@@ -186,6 +209,55 @@ struct {
 	__type(key, __u32);
 	__type(value, struct lp_counters);
 } counters SEC(".maps");
+
+/*
+ * CFI unwind tables (docs/design.md section 9): pages of rows in shards
+ * created by userspace, every page's first pc, objects as ranges of pages,
+ * and per process its text mappings. Sized at load by userspace.
+ */
+struct unwind_shard {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LP_UNWIND_SHARD_PAGES);
+	/* sizes, not types: the value's BTF would be a declaration only */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct lp_unwind_page));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct unwind_shard);
+} unwind_shards SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} unwind_fences SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lp_unwind_object);
+} unwind_objects SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lp_unwind_proc);
+} unwind_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lp_unwind_counters);
+} unwind_counters SEC(".maps");
 
 /* Whether the current task, of tgid, is one to sample; sc: this CPU's scratch, if at hand. */
 static __always_inline bool passes_filter(__u32 tgid, struct lp_scratch *sc)
@@ -980,19 +1052,301 @@ static __always_inline long walk_user_stack(struct lp_scratch *sc, __u32 off,
 	bpf_loop(LP_MAX_STACK_DEPTH, walk_frames, &sc, 0);
 	return w->n * sizeof(__u64);
 }
+/* Steps of the bounded binary searches: 2^steps entries at most. */
+#define MAPS_SEARCH_STEPS  8  /* LP_UNWIND_MAX_MAPS */
+#define FENCE_SEARCH_STEPS 24 /* pages of one object */
+#define PAGE_SEARCH_STEPS  9  /* LP_UNWIND_PAGE_ROWS */
+
+struct cwalk_ctx {
+	struct lp_scratch *sc;
+	struct lp_unwind_proc *proc;
+	struct lp_unwind_counters *uc;
+};
+
+/* Reads a search bound back from map memory (struct lp_cwalk). */
+#define SEARCH_BOUND(x) (*(volatile __u32 *)&(x))
+
+/* The mapping of proc holding ip, or NULL. */
+static __always_inline struct lp_unwind_mapping *find_mapping(struct lp_cwalk *w,
+							      struct lp_unwind_proc *proc,
+							      __u64 ip)
+{
+	struct lp_unwind_mapping *m;
+	__u32 lo, hi, mid, k;
+
+	/* the first mapping starting above ip */
+	SEARCH_BOUND(w->lo) = 0;
+	SEARCH_BOUND(w->hi) = proc->count;
+	for (k = 0; k < MAPS_SEARCH_STEPS + 1; k++) {
+		lo = SEARCH_BOUND(w->lo);
+		hi = SEARCH_BOUND(w->hi);
+		if (lo >= hi || hi > LP_UNWIND_MAX_MAPS)
+			break;
+		mid = (lo + hi) / 2;
+		if (proc->maps[mid & (LP_UNWIND_MAX_MAPS - 1)].start <= ip)
+			SEARCH_BOUND(w->lo) = mid + 1;
+		else
+			SEARCH_BOUND(w->hi) = mid;
+	}
+	lo = SEARCH_BOUND(w->lo);
+	if (!lo || lo > LP_UNWIND_MAX_MAPS)
+		return NULL;
+	m = &proc->maps[(lo - 1) & (LP_UNWIND_MAX_MAPS - 1)];
+	return ip < m->end ? m : NULL;
+}
+
+/* The first pc of global page g, or LP_UNWIND_PC_PAD. */
+static __always_inline __u32 fence(__u32 g)
+{
+	__u32 *f = bpf_map_lookup_elem(&unwind_fences, &g);
+
+	return f ? *f : LP_UNWIND_PC_PAD;
+}
+
+/* The row of the walk's object holding pc, copied to *row; false if none. */
+static __always_inline bool find_row(struct lp_cwalk *w, __u32 pc, struct lp_unwind_row *row)
+{
+	__u32 lo, hi, mid, k, g, shard, slot;
+	struct lp_unwind_page *page;
+	void *inner;
+
+	/* the last page whose first pc <= pc */
+	SEARCH_BOUND(w->lo) = 0;
+	SEARCH_BOUND(w->hi) = w->pages;
+	for (k = 0; k < FENCE_SEARCH_STEPS + 1; k++) {
+		lo = SEARCH_BOUND(w->lo);
+		hi = SEARCH_BOUND(w->hi);
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) / 2;
+		if (fence(w->first_page + mid) <= pc)
+			SEARCH_BOUND(w->lo) = mid + 1;
+		else
+			SEARCH_BOUND(w->hi) = mid;
+	}
+	lo = SEARCH_BOUND(w->lo);
+	if (!lo)
+		return false;
+	g = w->first_page + lo - 1;
+	shard = g / LP_UNWIND_SHARD_PAGES;
+	slot = g % LP_UNWIND_SHARD_PAGES;
+	inner = bpf_map_lookup_elem(&unwind_shards, &shard);
+	if (!inner)
+		return false;
+	page = bpf_map_lookup_elem(inner, &slot);
+	if (!page)
+		return false;
+	/* the last row whose pc <= pc: row 0 is, by the fence */
+	SEARCH_BOUND(w->lo) = 1;
+	SEARCH_BOUND(w->hi) = LP_UNWIND_PAGE_ROWS;
+	for (k = 0; k < PAGE_SEARCH_STEPS + 1; k++) {
+		lo = SEARCH_BOUND(w->lo);
+		hi = SEARCH_BOUND(w->hi);
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) / 2;
+		if (page->rows[mid & (LP_UNWIND_PAGE_ROWS - 1)].pc <= pc)
+			SEARCH_BOUND(w->lo) = mid + 1;
+		else
+			SEARCH_BOUND(w->hi) = mid;
+	}
+	lo = SEARCH_BOUND(w->lo);
+	*row = page->rows[(lo - 1) & (LP_UNWIND_PAGE_ROWS - 1)];
+	return true;
+}
+
+/* One frame-pointer step: from the frame record at fp; false at the chain's end or a fault. */
+static __always_inline bool fp_step(struct lp_cwalk *w)
+{
+	__u64 rec[2];
+
+	if (!w->fp || arch_user_unmapped(w->fp) ||
+	    bpf_probe_read_user(rec, sizeof(rec), (void *)w->fp))
+		return false;
+	w->sp = w->fp + 16;
+	w->fp = rec[0];
+	w->ip = rec[1];
+	w->status |= LP_ST_UNWIND_FP;
+	return true;
+}
+
+/* The result of one CFI step. */
+enum cfi_step {
+	STEP_OK,
+	STEP_END,   /* the outermost frame: a whole stack */
+	STEP_STUCK, /* no way further: a truncated stack */
+	STEP_FP,    /* no CFI here: frame pointers, if the mode allows */
+};
+
+static __always_inline enum cfi_step cfi_step(struct lp_cwalk *w, struct lp_unwind_proc *proc,
+					      struct lp_unwind_counters *uc)
+{
+	__u64 pc_ip = w->exact ? w->ip : w->ip - 1, cfa, ra, regs[7];
+	struct lp_unwind_mapping *m = find_mapping(w, proc, pc_ip);
+	struct lp_unwind_object *obj;
+	struct lp_unwind_row row;
+	__u32 rule, key;
+	__s32 fp_off;
+
+	if (!m)
+		return STEP_FP;
+	if (m->object != w->object) {
+		key = m->object;
+		obj = bpf_map_lookup_elem(&unwind_objects, &key);
+		if (!obj) {
+			uc->misses++;
+			return STEP_STUCK;
+		}
+		w->object = key;
+		w->first_page = obj->first_page;
+		w->pages = obj->pages;
+	}
+	if (!find_row(w, pc_ip - m->bias, &row)) {
+		uc->no_rule++;
+		return STEP_STUCK;
+	}
+	rule = row.cfa & LP_CFA_RULE_MASK;
+	cfa = (row.cfa >> LP_CFA_RULE_BITS) * 8;
+	switch (rule) {
+	case LP_CFA_SP:
+		cfa += w->sp;
+		break;
+	case LP_CFA_FP:
+		cfa += w->fp;
+		break;
+	case LP_CFA_PLT:
+		cfa += w->sp + arch_plt_extra(w->ip);
+		break;
+	case LP_CFA_FP_FRAME:
+		cfa = w->fp + 16;
+		row.regs = -16;
+		break;
+	case LP_CFA_SIGNAL:
+		/* the interrupted registers, saved by the kernel */
+		if (bpf_probe_read_user(regs, sizeof(regs), (void *)(w->sp + ARCH_SIGFRAME_REGS)))
+			return STEP_STUCK;
+		w->fp = regs[0];
+		w->sp = regs[ARCH_SIGFRAME_SP];
+		w->ip = regs[ARCH_SIGFRAME_IP];
+		w->exact = 1;
+		w->status |= LP_ST_UNWIND_CFI;
+		uc->cfi_frames++;
+		return STEP_OK;
+	case LP_CFA_END:
+		return STEP_END;
+	default:
+		uc->no_rule++;
+		return STEP_STUCK;
+	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+		return STEP_STUCK;
+	fp_off = row.regs & ~LP_RA_RULE_MASK;
+	if (fp_off && bpf_probe_read_user(&w->fp, sizeof(w->fp), (void *)(cfa + fp_off)))
+		return STEP_STUCK;
+	w->sp = cfa;
+	w->ip = ra;
+	w->exact = 0;
+	w->status |= LP_ST_UNWIND_CFI;
+	uc->cfi_frames++;
+	return STEP_OK;
+}
+
+/* One frame of the CFI walk, by bpf_loop: unwinds the frame at w->ip and stores its caller. */
+static long walk_cfi_frame(__u32 i, struct cwalk_ctx *cx)
+{
+	struct lp_scratch *sc = cx->sc;
+	struct lp_cwalk *w = &sc->cw;
+	enum cfi_step r;
+
+	if (w->n >= stack_depth || w->n >= LP_MAX_STACK_DEPTH) {
+		w->status |= LP_ST_USTACK_TRUNCATED;
+		return 1;
+	}
+	r = cfi_step(w, cx->proc, cx->uc);
+	if (r == STEP_FP) {
+		if (unwind_mode == LP_UNWIND_CFI) {
+			r = STEP_STUCK;
+		} else if (fp_step(w)) {
+			w->exact = 0;
+			cx->uc->fp_frames++;
+			r = STEP_OK;
+		} else {
+			r = STEP_END; /* the frame-pointer chain ends as the FP walk's does */
+		}
+	}
+	if (r == STEP_STUCK)
+		w->status |= LP_ST_USTACK_TRUNCATED;
+	if (r != STEP_OK || !w->ip)
+		return 1;
+	*(__u64 *)&sc->rec[(w->at + w->n * sizeof(__u64)) & REC_MASK] = w->ip;
+	w->n++;
+	return 0;
+}
+
+/*
+ * The user stack from u by the CFI rows of proc's objects (frame pointers
+ * where an object has none) into the record at off; bytes written. Status
+ * bits for the sample go to *status.
+ */
+static __always_inline long walk_user_cfi(struct lp_scratch *sc, __u32 off,
+					  const struct arch_user_regs *u,
+					  struct lp_unwind_proc *proc, __u32 *status)
+{
+	struct lp_cwalk *w = &sc->cw;
+	struct cwalk_ctx cx = {.sc = sc, .proc = proc};
+	__u32 zero = 0;
+
+	cx.uc = bpf_map_lookup_elem(&unwind_counters, &zero);
+	if (!cx.uc)
+		return 0;
+	*(__u64 *)&sc->rec[off & REC_MASK] = u->ip;
+	w->ip = u->ip;
+	w->sp = u->sp;
+	w->fp = u->fp;
+	w->n = 1;
+	w->at = off;
+	w->status = 0;
+	w->exact = 1;
+	w->object = 0;
+	bpf_loop(LP_MAX_STACK_DEPTH, walk_cfi_frame, &cx, 0);
+	if (w->status & LP_ST_USTACK_TRUNCATED)
+		cx.uc->truncated++;
+	*status |= w->status;
+	return w->n * sizeof(__u64);
+}
 #endif
 
 /* The user stack of the interrupted thread into the record at off; bytes, or < 0. */
 static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct task_struct *task,
-				       __u32 task_flags, struct lp_scratch *sc, __u32 off)
+				       __u32 task_flags, struct lp_scratch *sc, __u32 off,
+				       __u32 *status)
 {
+	long n;
 #if ARCH_USER_FP_WALK
+	struct lp_unwind_proc *proc;
 	struct arch_user_regs u;
+	__u32 tgid;
 
-	if (arch_user_regs(ctx, task, task_flags, &u) && !uprobes_active(task))
-		return walk_user_stack(sc, off, &u);
+	if (arch_user_regs(ctx, task, task_flags, &u) && !uprobes_active(task)) {
+		if (unwind_mode != LP_UNWIND_FP) {
+			tgid = bpf_get_current_pid_tgid() >> 32;
+			proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+			if (proc)
+				return walk_user_cfi(sc, off, &u, proc, status);
+		}
+		n = walk_user_stack(sc, off, &u);
+		*status |= LP_ST_UNWIND_FP;
+		if (n >= stack_depth * sizeof(__u64))
+			*status |= LP_ST_USTACK_TRUNCATED;
+		return n;
+	}
 #endif
-	return bpf_get_stack(ctx, &sc->rec[off], stack_depth * sizeof(__u64), BPF_F_USER_STACK);
+	n = bpf_get_stack(ctx, &sc->rec[off], stack_depth * sizeof(__u64), BPF_F_USER_STACK);
+	if (n > 0)
+		*status |= LP_ST_UNWIND_FP;
+	if (n >= stack_depth * sizeof(__u64))
+		*status |= LP_ST_USTACK_TRUNCATED;
+	return n;
 }
 
 static __always_inline struct lp_counters *get_counters(void)
@@ -1091,7 +1445,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		c->kernel_threads++;
 	} else {
 		if (user_stacks && off <= sizeof(*s) + LP_MAX_STACK_DEPTH * sizeof(__u64)) {
-			n = user_stack(ctx, task, flags, sc, off);
+			n = user_stack(ctx, task, flags, sc, off, &s->status);
 			if (n > 0) {
 				s->ustack_len = n / sizeof(__u64);
 				off += n;
@@ -1220,6 +1574,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		recipes_changed();
 	bpf_map_delete_elem(&hinted, &tgid);
 	bpf_map_delete_elem(&mapped, &tgid);
+	/* the old image's mappings: frame pointers until userspace lists the new ones */
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 
 	if (passes_filter(tgid, NULL))
 		emit_proc_event(LP_EVENT_EXEC, pid_tgid);
@@ -1230,6 +1586,7 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	struct lp_unwind_proc *up;
 	struct lp_recipe *r, copy;
 	__u8 one = 1;
 
@@ -1252,6 +1609,12 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	} else if (!bpf_map_delete_elem(&recipes, &ctgid)) {
 		recipes_changed();
 	}
+	/* and its mappings: a child inherits a recipe, so nothing else would list them */
+	up = bpf_map_lookup_elem(&unwind_procs, &ptgid);
+	if (up)
+		bpf_map_update_elem(&unwind_procs, &ctgid, up, BPF_ANY);
+	else
+		bpf_map_delete_elem(&unwind_procs, &ctgid);
 	return 0;
 }
 
@@ -1269,6 +1632,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	bpf_map_delete_elem(&execs, &tgid);
 	bpf_map_delete_elem(&hinted, &tgid);
 	bpf_map_delete_elem(&mapped, &tgid);
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 	if (passes_filter(tgid, NULL))
 		emit_proc_event(LP_EVENT_EXIT, pid_tgid);
 	if (filter_mode == LP_FILTER_PIDS && follow_children &&

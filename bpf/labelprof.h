@@ -160,6 +160,9 @@ enum lp_sample_status {
 	LP_ST_TLS_PENDING = 1 << 9, /* the label library's TLS is not relocated yet */
 	LP_ST_EXITING = 1 << 10,    /* the thread is exiting: its TLS may belong to a new thread */
 	LP_ST_MAPS_CHANGED = 1 << 11, /* code was mapped or unmapped since the recipe was made */
+	LP_ST_UNWIND_CFI = 1 << 12,   /* CFI rows unwound some user frames */
+	LP_ST_UNWIND_FP = 1 << 13,    /* frame pointers unwound some user frames */
+	LP_ST_USTACK_TRUNCATED = 1 << 14, /* the user walk stopped before the outermost frame */
 };
 
 /*
@@ -233,6 +236,93 @@ struct lp_counters {
 #define LP_RECORD_MAX	32768
 #define LP_SCRATCH_SIZE (2 * LP_RECORD_MAX)
 
+/*
+ * CFI unwinding (docs/design.md section 9). Userspace derives, per object,
+ * rows sorted by pc; a row holds from its pc up to the next row's.
+ */
+enum lp_unwind_mode {
+	LP_UNWIND_AUTO = 0, /* CFI where the object has it, frame pointers elsewhere */
+	LP_UNWIND_FP = 1,   /* frame pointers only */
+	LP_UNWIND_CFI = 2,  /* CFI only: a frame without CFI ends the walk */
+};
+
+/* How a row finds the CFA (the caller's stack pointer). */
+enum lp_cfa_rule {
+	LP_CFA_NONE = 0,     /* no rule the walker knows: the walk stops */
+	LP_CFA_SP = 1,	     /* SP + offset */
+	LP_CFA_FP = 2,	     /* FP + offset */
+	LP_CFA_PLT = 3,	     /* x86-64 PLT entry: SP + offset + ((IP & 15) >= 11 ? 8 : 0) */
+	LP_CFA_FP_FRAME = 4, /* stack realigned: a frame-pointer frame, FP + 16 */
+	LP_CFA_SIGNAL = 5,   /* signal trampoline: the interrupted registers are saved at SP */
+	LP_CFA_END = 6,	     /* the return address is undefined: the thread's outermost frame */
+};
+#define LP_CFA_RULE_BITS 3
+#define LP_CFA_RULE_MASK ((1u << LP_CFA_RULE_BITS) - 1)
+#define LP_CFA_MAX_OFFSET ((0xffffu >> LP_CFA_RULE_BITS) * 8)
+
+/* Where a row finds the return address (the low bits of lp_unwind_row.regs). */
+enum lp_ra_rule {
+	LP_RA_CFA_M8 = 0, /* at CFA - 8: pushed by a call (x86-64) */
+	LP_RA_LR = 1,	  /* still in the link register (aarch64) */
+	LP_RA_FP_P8 = 2,  /* saved right above FP, at CFA + fp offset + 8 (aarch64 stp x29, x30) */
+	LP_RA_AT = 3,	  /* saved at CFA + the offset in regs, FP not saved (aarch64) */
+};
+#define LP_RA_RULE_MASK 7
+
+struct lp_unwind_row {
+	__u32 pc; /* the object's link-time address */
+	/* enum lp_cfa_rule | offset / 8 << LP_CFA_RULE_BITS */
+	__u16 cfa;
+	/* where FP was saved, from the CFA (a multiple of 8; 0: not saved) | enum lp_ra_rule */
+	__s16 regs;
+};
+
+/*
+ * The rows of all objects live in pages of one size, spread over shards
+ * (inner arrays of an array of maps) that userspace creates on demand. An
+ * object's pages are consecutive; lp_unwind_fences holds every page's first
+ * pc. Past an object's last row, a page is filled with LP_UNWIND_PC_PAD rows.
+ */
+#define LP_UNWIND_PAGE_ROWS   512
+#define LP_UNWIND_SHARD_PAGES 256
+#define LP_UNWIND_PC_PAD      0xffffffffu
+#define LP_UNWIND_MAX_MAPS    256 /* text mappings with CFI per process */
+
+struct lp_unwind_page {
+	struct lp_unwind_row rows[LP_UNWIND_PAGE_ROWS];
+};
+
+/* Value of the unwind_objects map, keyed by object id. */
+struct lp_unwind_object {
+	__u32 first_page;
+	__u32 pages;
+};
+
+/* A text mapping of an object with CFI: pc = ip - bias. */
+struct lp_unwind_mapping {
+	__u64 start;
+	__u64 end;
+	__u64 bias;
+	__u32 object;
+	__u32 pad;
+};
+
+/* Value of the unwind_procs map, keyed by tgid: its mappings, sorted by start. */
+struct lp_unwind_proc {
+	__u32 count;
+	__u32 pad;
+	struct lp_unwind_mapping maps[LP_UNWIND_MAX_MAPS];
+};
+
+/* Per-CPU counters of the CFI walk, one PERCPU_ARRAY entry. */
+struct lp_unwind_counters {
+	__u64 cfi_frames; /* frames unwound by CFI rows */
+	__u64 fp_frames;  /* frames unwound by frame pointers in an auto or cfi walk */
+	__u64 misses;	  /* frames in an object with CFI whose rows were not loaded (evicted, new) */
+	__u64 no_rule;	  /* frames at a pc without a usable row */
+	__u64 truncated;  /* walks that stopped before the outermost frame */
+};
+
 /* Filter modes (rodata). */
 enum lp_filter_mode {
 	LP_FILTER_ALL = 0,
@@ -250,6 +340,9 @@ _Static_assert(__builtin_offsetof(struct lp_sample, comm) == 48, "lp_sample layo
 _Static_assert(sizeof(struct lp_label_hdr) == 4, "lp_label_hdr layout");
 _Static_assert(sizeof(struct lp_proc_event) == 40, "lp_proc_event layout");
 _Static_assert(sizeof(struct lp_counters) == 80, "lp_counters layout");
+_Static_assert(sizeof(struct lp_unwind_row) == 8, "lp_unwind_row layout");
+_Static_assert(sizeof(struct lp_unwind_page) == 4096, "lp_unwind_page layout");
+_Static_assert(sizeof(struct lp_unwind_mapping) == 32, "lp_unwind_mapping layout");
 #endif
 
 #endif /* LABELPROF_H */

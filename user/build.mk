@@ -15,3 +15,7 @@ $(OUTPUT)/user/format/output_html.o: $(HTML_ASSETS)
 # Fuzz targets compile their user/ sources themselves (tests/fuzz/build.mk).
 $(foreach t,$(FUZZ_ALL),$(if $(filter user/format/output_html.c,$(FUZZ_SRCS_$(t))), \
 	$(eval $(FUZZ_DIR)/$(t): $(HTML_ASSETS))))
+
+# version.h (Makefile): the OTLP writer names its scope's version.
+$(foreach t,$(FUZZ_ALL),$(if $(filter user/format/output_otlp.c,$(FUZZ_SRCS_$(t))), \
+	$(eval $(FUZZ_DIR)/$(t): $(VERSION_H))))

@@ -6,6 +6,7 @@
 
 #include "lib/compiler.h"
 #include "cmd/commands.h"
+#include "version.h"
 
 static const struct command {
 	const char *name;
@@ -30,8 +31,12 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: labelprof COMMAND [OPTION...]\n\nCommands:\n");
 	for (i = 0; i < COMMAND_COUNT; i++)
 		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\nlabelprof COMMAND --help describes a command's options.\n");
+	fprintf(f, "\nlabelprof COMMAND --help describes a command's options; --version prints the "
+		   "version.\n");
 }
+
+/* --version and -V, for labelprof and each command (argp) */
+const char *argp_program_version = "labelprof " LABELPROF_VERSION;
 
 int main(int argc, char **argv)
 {
@@ -43,6 +48,10 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		puts(argp_program_version);
+		return 0;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);

@@ -241,6 +241,7 @@ def metrics(port):
         if line.startswith("#"):
             continue
         name, value = line.split()
+        name = name.split("{")[0]  # labelprof_build_info{version="..."}
         values[name] = float(value)
         assert f"# TYPE {name} " in text and f"# HELP {name} " in text, name
     return values

@@ -120,7 +120,7 @@ def test_top_piped(request, demo):
     for snap in snapshots:
         lines = snap.splitlines()
         assert lines[0].startswith("labelprof top") and "by tenant" in lines[0], snap
-        assert lines[2].split() == ["SHARE", "SAMPLES", "tenant", "HOTTEST", "FUNCTIONS",
+        assert lines[3].split() == ["SHARE", "SAMPLES", "tenant", "HOTTEST", "FUNCTIONS",
                                     "(SELF)"], snap
         snap_rows = parse_rows(snap, 1)
         assert {v[0] for v, _, _, _ in snap_rows} <= set(TENANT_TRAFFIC) | {"(not set)"}, snap
@@ -165,13 +165,14 @@ def test_top_combinations(request, demo):
 
 
 class Tmux:
-    """A tmux server of its own, with one 200x50 window running a shell command."""
+    """A tmux server of its own, with one window (200x50 unless told) running a shell
+    command."""
 
-    def __init__(self, command):
+    def __init__(self, command, width=200, height=50):
         assert shutil.which("tmux"), "tmux is not installed: make deps"
         self.socket = f"labelprof-test-{os.getpid()}-{time.monotonic_ns()}"
         env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-        self.run("new-session", "-d", "-x", "200", "-y", "50", command, env=env)
+        self.run("new-session", "-d", "-x", str(width), "-y", str(height), command, env=env)
 
     def run(self, *args, env=None):
         return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True,
@@ -268,5 +269,35 @@ def test_top_no_color(demo):
         tmux.wait_for(shows_tenants, "the three tenants")
         styled = tmux.screen("-e")
         assert "\x1b[1m" not in styled and "\x1b[7m" not in styled, styled
+    finally:
+        tmux.kill()
+
+
+def test_top_80x24_hints_and_help(demo):
+    """On a default 80x24 terminal the whole header shows (nothing cut), the last
+    line names the keys, h shows the help and any key goes back."""
+    top = shlex.join(top_cmd(demo.pid))
+    tmux = Tmux(shlex.join(["sh", "-c", f"{top}; echo \"labelprof exited $?\"; sleep 600"]),
+                width=80, height=24)
+    try:
+        screen = tmux.wait_for(lambda s: elapsed_s(s) >= 2 and "HOTTEST" in s, "a refresh")
+        lines = screen.split("\n")
+        assert len(lines) >= 24 and all(len(line) <= 80 for line in lines), screen
+        # every header field, whole: the auto-chosen key's note, refresh, read faults
+        assert re.search(r"^labelprof top  by (tenant|endpoint) \(most common key; --by chooses\)$",
+                         lines[0]), screen
+        assert REFRESH.search(lines[1]) and ELAPSED.search(lines[1]), screen
+        assert re.search(r"read faults \d+$", lines[2]), screen
+        assert lines[23].strip() == "q quit  h help", screen
+
+        tmux.run("send-keys", "h")
+        helped = tmux.wait_for(lambda s: "labelprof top: help" in s, "the help")
+        assert "HOTTEST" not in helped and "--by" in helped, helped
+        assert helped.split("\n")[23].strip() == "any key: back  q quit", helped
+        tmux.run("send-keys", "x")
+        tmux.wait_for(lambda s: "HOTTEST" in s and "labelprof top: help" not in s, "the table")
+        tmux.run("send-keys", "q")
+        screen = tmux.wait_for(lambda s: "labelprof exited" in s, "labelprof's exit", 30)
+        assert "labelprof exited 0" in screen, screen
     finally:
         tmux.kill()

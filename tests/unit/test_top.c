@@ -261,10 +261,9 @@ static void test_print_plain(void **state)
 	sample(sp, 1, "f1", false, 3, LABELS("tenant", "", "endpoint", "/a"));
 	assert_int_equal(top_view__build(&v, sp, keys, 2), 0);
 	out = print(&v, &l);
-	assert_string_equal(out, "labelprof top  1:02:05 elapsed  interval 1.0 s  99 Hz  by "
-				 "tenant,endpoint\n"
-				 "samples 20 (20/s)  labelled 90.0%  drops 0  read faults 0  "
-				 "refresh 0.0 ms\n"
+	assert_string_equal(out, "labelprof top  by tenant,endpoint\n"
+				 "1:02:05 elapsed  interval 1.0 s  99 Hz  refresh 0.0 ms\n"
+				 "samples 20 (20/s)  labelled 90.0%  drops 0  read faults 0\n"
 				 " SHARE  SAMPLES  tenant     endpoint   HOTTEST FUNCTIONS (SELF)\n"
 				 " 25.0%        5  acme       /a         f1 100%\n"
 				 " 25.0%        5  acme       /b         f2 60%, f1 40%\n"
@@ -314,11 +313,34 @@ static void test_print_fits(void **state)
 			assert_memory_equal(end - 3, "\033[K", 3);
 		}
 		/* header, blank line, column titles, 3 rows and the other 3 summed up */
-		assert_int_equal(lines, 3 + 1 + l.max_rows);
+		assert_int_equal(lines, 4 + 1 + l.max_rows);
 		if (l.width >= 40)
 			assert_non_null(strstr(out, "(3 more rows)"));
 		free(out);
 	}
+	top_view__free(&v);
+	symprof__free(sp);
+}
+
+/* --by a key no sample sets: a line names it and lists the keys seen, sorted. */
+static void test_print_missing_key(void **state)
+{
+	static const struct top_key keys[] = {KEY("tenant"), KEY("nosuchkey")};
+	struct top_layout l = {.width = 100, .max_rows = 10};
+	struct symprof *sp = demo_profile();
+	struct top_view v;
+	char *out;
+
+	assert_int_equal(top_view__build(&v, sp, keys, 2), 0);
+	out = print(&v, &l);
+	assert_non_null(strstr(out, "read faults 0\nno sample sets nosuchkey; keys seen: endpoint, "
+				    "tenant\n SHARE"));
+	free(out);
+	top_view__free(&v);
+	assert_int_equal(top_view__build(&v, sp, keys, 1), 0);
+	out = print(&v, &l);
+	assert_null(strstr(out, "no sample sets"));
+	free(out);
 	top_view__free(&v);
 	symprof__free(sp);
 }
@@ -333,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_common_key),
 		cmocka_unit_test(test_print_plain),
 		cmocka_unit_test(test_print_fits),
+		cmocka_unit_test(test_print_missing_key),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

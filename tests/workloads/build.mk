@@ -147,6 +147,7 @@ $(WL_DIR)/otel-exe: $(WL_SRC)/otel.c $(WL_COMMON) $(call wl_dep_exe,1) | $(WL_DI
 		-Wl,--export-dynamic-symbol=otel_thread_ctx_v1 -lpthread -o $@
 
 WL_BINS += $(WL_DIR)/otel-lib $(WL_DIR)/otel-exe
+
 # golabels: a Go program labelling goroutines with pprof.Do, built by Debian's
 # golang-go with and without cgo, stripped (-s -w) and not. Offline: no module
 # downloads; build cache and GOPATH under $(OUTPUT), not in the home directory.
@@ -186,6 +187,8 @@ $(WL_DIR)/gofake-go199: $(WL_SRC)/gofake.c $(WL_COMMON) | $(WL_DIR)
 		-DGOFAKE_SLICE $(LDFLAGS) $< $(WL_COMMON) -lpthread -o $@
 
 WL_BINS += $(WL_DIR)/gofake-go124 $(WL_DIR)/gofake-go119-hostile $(WL_DIR)/gofake-go199
+# unwind: code without frame pointers, for the CFI unwinding tests.
+include $(WL_SRC)/unwind_build.mk
 
 # Last: every workload above is in WL_BINS by now.
 .PHONY: workloads

@@ -35,6 +35,7 @@ enum key_type {
 	/* label keys to keep (patterns), or a boolean: whether to read labels at all */
 	T_KEEP_LABELS,
 	T_DROP_LABELS, /* label keys to leave out (patterns) */
+	T_UNWIND, /* enum lp_unwind_mode by name */
 };
 
 struct key_def {
@@ -99,6 +100,8 @@ static const struct key_def keys[] = {
 	{"max_key_len", T_UINT, OFF(sampling.opts.max_key_len), 0, UINT_MAX, NULL, NULL},
 	{"max_value_len", T_UINT, OFF(sampling.opts.max_value_len), 0, UINT_MAX, NULL, NULL},
 	{"ringbuf_size", T_SIZE, OFF(sampling.opts.ringbuf_bytes), 0, SIZE_MAX, NULL, NULL},
+	{"unwind", T_UNWIND, OFF(sampling.opts.unwind_mode), 0, 0, NULL, NULL},
+	{"unwind_memory", T_UINT, OFF(sampling.opts.unwind_memory_mib), 0, UINT_MAX, NULL, NULL},
 	{"verbose", T_BOOL, OFF(sampling.opts.verbose), 0, 0, NULL, NULL},
 };
 
@@ -442,6 +445,12 @@ static int set_key(struct agent_config *c, const struct key_def *k, const char *
 		if (*v && labelsel__check(v, err, err_len))
 			return -EINVAL;
 		break;
+	case T_UNWIND:
+		if (cli_parse_unwind(v, FIELD(c, k, enum lp_unwind_mode))) {
+			snprintf(err, err_len, "invalid unwind method '%s' (auto, fp or cfi)", v);
+			return -EINVAL;
+		}
+		return 0;
 	default:
 		break;
 	}
@@ -659,8 +668,16 @@ static int validate(struct agent_config *c, char *err, size_t err_len)
 	bool bad_drop;
 
 	if (!c->output_dir && !c->otlp_url) {
-		snprintf(err, err_len, "%s%snothing to do: set output_dir or otlp_endpoint", name,
-			 sep);
+		/* in the words of where the settings came from: the file, else the flags */
+		if (c->path)
+			snprintf(err, err_len,
+				 "%s: nothing to do: set output_dir or otlp_endpoint (or give "
+				 "--output-dir or --otlp-endpoint)",
+				 name);
+		else
+			snprintf(err, err_len,
+				 "nothing to do: give --output-dir DIR or --otlp-endpoint URL (or "
+				 "a --config file that sets output_dir or otlp_endpoint)");
 		return -EINVAL;
 	}
 	if (c->keep_labels || c->drop_labels) {
@@ -869,5 +886,6 @@ bool agent_config__same_sampling(const struct agent_config *a, const struct agen
 	       x->read_labels == y->read_labels && x->kernel_stacks == y->kernel_stacks &&
 	       x->max_labels == y->max_labels && x->max_key_len == y->max_key_len &&
 	       x->max_value_len == y->max_value_len && x->ringbuf_bytes == y->ringbuf_bytes &&
+	       x->unwind_mode == y->unwind_mode && x->unwind_memory_mib == y->unwind_memory_mib &&
 	       x->verbose == y->verbose && a->max_profile_bytes == b->max_profile_bytes;
 }

@@ -12,6 +12,7 @@
 #include <microhttpd.h>
 
 #include "agent/metrics.h"
+#include "version.h"
 
 int metrics__self(double *cpu_seconds, __u64 *rss_bytes)
 {
@@ -106,6 +107,10 @@ size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 r
 	metric(&r, "labelprof_spool_write_failure_total", "counter",
 	       "OTLP requests that could not be written to spool_dir (held in memory instead).",
 	       stats__get(&st->spool_write_failure));
+	put(&r,
+	    "# HELP labelprof_build_info The labelprof version running.\n"
+	    "# TYPE labelprof_build_info gauge\nlabelprof_build_info{version=\"%s\"} 1\n",
+	    LABELPROF_VERSION);
 	put(&r,
 	    "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
 	    "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %.2f\n",

@@ -13,6 +13,8 @@
 #include "labelprof.h"
 #include "lib/compiler.h"
 #include "profile/labelsel.h"
+#include "sampling/procs.h"
+#include "unwind/unwind.h"
 
 enum {
 	OPT_CGROUP = 0x1000,
@@ -22,6 +24,8 @@ enum {
 	OPT_MAX_KEY,
 	OPT_MAX_VALUE,
 	OPT_RINGBUF,
+	OPT_UNWIND,
+	OPT_UNWIND_MEMORY,
 };
 
 /*
@@ -45,6 +49,11 @@ static const char ringbuf_doc[] = "Ring buffer bytes, " STR(SAMPLER_MIN_RINGBUF_
 	STR(SAMPLER_RINGBUF_MAX_MIB) " MiB)";
 static const char max_label_values_doc[] = "Text views show a key with more values than this "
 	"as KEY=* (default " STR(CLI_DEFAULT_MAX_LABEL_VALUES) "; 0: never)";
+static const char unwind_doc[] = "User stacks by auto (CFI where an object has it, frame "
+	"pointers elsewhere; the default), fp (frame pointers only) or cfi (CFI only)";
+static const char unwind_memory_doc[] = "Memory for unwind tables in BPF, "
+	STR(UNWIND_MIN_MEMORY_MIB) " .. " STR(UNWIND_MAX_MEMORY_MIB) " MiB (default "
+	STR(UNWIND_DEFAULT_MEMORY_MIB) "); least recently used objects are evicted past it";
 /* clang-format on */
 
 static const struct argp_option sampling_options[] = {
@@ -58,7 +67,9 @@ static const struct argp_option sampling_options[] = {
 	{"max-key-len", OPT_MAX_KEY, "BYTES", 0, max_key_doc, 0},
 	{"max-value-len", OPT_MAX_VALUE, "BYTES", 0, max_value_doc, 0},
 	{"ringbuf-size", OPT_RINGBUF, "BYTES", 0, ringbuf_doc, 0},
-	{"verbose", 'v', NULL, 0, "Say more, including libbpf's messages", 0},
+	{"unwind", OPT_UNWIND, "auto|fp|cfi", 0, unwind_doc, 0},
+	{"unwind-memory", OPT_UNWIND_MEMORY, "MIB", 0, unwind_memory_doc, 0},
+	{"verbose", 'v', NULL, 0, "Say more; twice (-vv): libbpf's messages too", 0},
 	{},
 };
 
@@ -96,9 +107,9 @@ static error_t parse_sampling_opt(int key, char *arg, struct argp_state *state)
 		o->filter_mode = LP_FILTER_PIDS;
 		for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 			if (cli_parse_uint(tok, INT_MAX, &v) || !v)
-				argp_error(state, "invalid pid '%s'", tok);
+				argp_error(state, "--pid: invalid pid '%s'", tok);
 			if (o->pid_count == CLI_MAX_PIDS)
-				argp_error(state, "at most %d pids", CLI_MAX_PIDS);
+				argp_error(state, "--pid: at most %d pids", CLI_MAX_PIDS);
 			args->pids[o->pid_count++] = v;
 		}
 		break;
@@ -133,7 +144,17 @@ static error_t parse_sampling_opt(int key, char *arg, struct argp_state *state)
 				   sampler_opt__flag(SAMPLER_OPT_RINGBUF), arg);
 		o->ringbuf_bytes = v;
 		break;
+	case OPT_UNWIND:
+		if (cli_parse_unwind(arg, &o->unwind_mode))
+			argp_error(state, "--unwind: '%s' is not auto, fp or cfi", arg);
+		break;
+	case OPT_UNWIND_MEMORY:
+		parse_uint_arg(state, sampler_opt__flag(SAMPLER_OPT_UNWIND_MEMORY), arg,
+			       &o->unwind_memory_mib);
+		break;
 	case 'v':
+		/* -v: labelprof's own diagnostics; -vv: libbpf's, hundreds of lines */
+		o->libbpf_messages = o->verbose;
 		o->verbose = true;
 		break;
 	case ARGP_KEY_END:
@@ -152,6 +173,33 @@ const struct argp sampling_argp = {
 	.parser = parse_sampling_opt,
 };
 
+int cli_parse_unwind(const char *s, enum lp_unwind_mode *mode)
+{
+	static const char *const names[] = {
+		[LP_UNWIND_AUTO] = "auto", [LP_UNWIND_FP] = "fp", [LP_UNWIND_CFI] = "cfi"};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(s, names[i])) {
+			*mode = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+void sampling_args__warn_unlabelled(const struct sampling_args *args, struct procs *procs)
+{
+	size_t i;
+
+	if (!args->opts.read_labels)
+		return;
+	for (i = 0; i < args->opts.pid_count; i++)
+		if (!procs__labelled(procs, args->pids[i]))
+			fprintf(stderr,
+				"labelprof: pid %d publishes no labels (see labelprof inspect %d)\n",
+				args->pids[i], args->pids[i]);
+}
+
 bool sampling_args__any_alive(const struct sampling_args *args)
 {
 	size_t i;
@@ -169,8 +217,8 @@ enum {
 
 static const struct argp_option output_options[] = {
 	{"format", OPT_FORMAT, "FORMAT", 0,
-	 "json (default), folded (flamegraph.pl input), report (CPU share per label value), pprof, "
-	 "otlp, otlp-json or html",
+	 "json (default; report on a terminal), folded (flamegraph.pl input), report (CPU share "
+	 "per label value), pprof, otlp, otlp-json or html",
 	 0},
 	{"output", 'o', "FILE", 0, "Write the profile here instead of standard output", 0},
 	{"pprof-labels", OPT_PPROF_LABELS, "LIST", 0,
@@ -188,18 +236,24 @@ static error_t parse_output_opt(int key, char *arg, struct argp_state *state)
 	case OPT_FORMAT:
 		v = output__format_by_name(arg);
 		if (v < 0)
-			argp_error(state, "unknown format '%s' (%s)", arg, output__format_names());
+			argp_error(state, "--format: unknown format '%s' (%s)", arg, output__format_names());
 		args->format = v;
+		args->format_given = true;
 		break;
 	case OPT_PPROF_LABELS:
 		v = output__extra_labels_by_names(arg);
 		if (v < 0)
-			argp_error(state, "unknown label in '%s' (pid, tid, comm, thread_name)",
+			argp_error(state, "--pprof-labels: unknown label in '%s' (pid, tid, comm, thread_name)",
 				   arg);
 		args->opts.extra_labels = v;
 		break;
 	case 'o':
 		args->path = arg;
+		break;
+	case ARGP_KEY_END:
+		/* like perf: a terminal gets something to read, a pipe the JSON to parse */
+		if (!args->format_given && !args->path && isatty(STDOUT_FILENO))
+			args->format = OUTPUT_REPORT;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -336,7 +390,28 @@ static int open_special(const char *path, const struct stat *lst)
 	return S_ISLNK(lst->st_mode) ? -1 : -EINVAL;
 }
 
-int output_file__open(struct output_file *of, const char *path)
+/*
+ * Why path cannot be written when no temporary file could be made beside it
+ * (tmp_err): what the file itself refuses, if it exists (a file in /proc,
+ * say), rather than the temporary file's error.
+ */
+static int target_error(const char *path, int tmp_err)
+{
+	struct stat st;
+	int fd;
+
+	if (lstat(path, &st))
+		return tmp_err;
+	fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	/* root may open a file nobody may write: its mode says no all the same */
+	return st.st_mode & 0222 ? tmp_err : -EACCES;
+}
+
+/* Where the bytes go: standard output, a device or pipe, or a temporary file. */
+static int open_sink(struct output_file *of, const char *path)
 {
 	char dir_buf[PATH_MAX], base_buf[PATH_MAX];
 	struct stat st;
@@ -344,7 +419,7 @@ int output_file__open(struct output_file *of, const char *path)
 
 	of->path = path;
 	if (!path) {
-		of->f = stdout;
+		of->sink = stdout;
 		return 0;
 	}
 	if (!lstat(path, &st) && S_ISDIR(st.st_mode))
@@ -355,8 +430,8 @@ int output_file__open(struct output_file *of, const char *path)
 			return fd;
 		if (fd >= 0) {
 			of->direct = true;
-			of->f = fdopen(fd, "w");
-			if (!of->f) {
+			of->sink = fdopen(fd, "w");
+			if (!of->sink) {
 				close(fd);
 				return -ENOMEM;
 			}
@@ -370,8 +445,8 @@ int output_file__open(struct output_file *of, const char *path)
 		return -ENAMETOOLONG;
 	fd = mkostemp(of->tmp_path, O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
-	if (fchmod(fd, 0644) || !(of->f = fdopen(fd, "w"))) {
+		return target_error(path, -errno);
+	if (fchmod(fd, 0644) || !(of->sink = fdopen(fd, "w"))) {
 		int err = -errno;
 
 		close(fd);
@@ -381,22 +456,22 @@ int output_file__open(struct output_file *of, const char *path)
 	return 0;
 }
 
-int output_file__commit(struct output_file *of)
+static int commit_sink(struct output_file *of)
 {
 	int err = 0;
 
 	if (!of->path)
 		return fflush(stdout) ? -errno : 0;
 	if (of->direct) {
-		err = fclose(of->f) ? -errno : 0;
-		of->f = NULL;
+		err = fclose(of->sink) ? -errno : 0;
+		of->sink = NULL;
 		return err;
 	}
-	if (fflush(of->f) || fsync(fileno(of->f)))
+	if (fflush(of->sink) || fsync(fileno(of->sink)))
 		err = -errno;
-	if (fclose(of->f) && !err)
+	if (fclose(of->sink) && !err)
 		err = -errno;
-	of->f = NULL;
+	of->sink = NULL;
 	if (!err && rename(of->tmp_path, of->path))
 		err = -errno;
 	if (err)
@@ -404,12 +479,73 @@ int output_file__commit(struct output_file *of)
 	return err;
 }
 
-void output_file__abort(struct output_file *of)
+static void abort_sink(struct output_file *of)
 {
-	if (!of->path || !of->f)
+	if (!of->path || !of->sink)
 		return;
-	fclose(of->f);
+	fclose(of->sink);
 	if (!of->direct)
 		unlink(of->tmp_path);
+	of->sink = NULL;
+}
+
+static ssize_t count_write(void *cookie, const char *buf, size_t n)
+{
+	struct output_file *of = cookie;
+	size_t done = fwrite(buf, 1, n, of->sink);
+
+	of->bytes += done;
+	return done;
+}
+
+int output_file__open(struct output_file *of, const char *path)
+{
+	static const cookie_io_functions_t counting = {.write = count_write};
+	int err = open_sink(of, path);
+
+	if (err)
+		return err;
+	/* the writers write through f, which counts what reaches the sink */
+	of->f = fopencookie(of, "w", counting);
+	if (!of->f) {
+		abort_sink(of);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int output_file__commit(struct output_file *of)
+{
+	int err = fclose(of->f) ? -errno : 0;
+
 	of->f = NULL;
+	if (err) {
+		abort_sink(of);
+		return err;
+	}
+	return commit_sink(of);
+}
+
+void output_file__abort(struct output_file *of)
+{
+	if (of->f)
+		fclose(of->f);
+	of->f = NULL;
+	abort_sink(of);
+}
+
+void output_file__describe(const struct output_file *of, char *buf, size_t len)
+{
+	static const char *const units[] = {"KB", "MB", "GB", "TB"};
+	const char *name = of->path ? of->path : "<stdout>";
+	double v = of->bytes / 1024.0;
+	size_t i;
+
+	if (of->bytes < 1024) {
+		snprintf(buf, len, "%s (%llu bytes)", name, of->bytes);
+		return;
+	}
+	for (i = 0; v >= 1024 && i + 1 < ARRAY_SIZE(units); i++)
+		v /= 1024;
+	snprintf(buf, len, "%s (%.*f %s)", name, v < 10 ? 1 : 0, v, units[i]);
 }

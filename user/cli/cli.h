@@ -31,12 +31,25 @@ struct sampling_args {
  */
 extern const struct argp sampling_argp;
 
+struct procs;
+
+/*
+ * Says on stderr which -p processes publish no labels (none found when
+ * procs scanned them), pointing at labelprof inspect: a profile of such a
+ * process has stacks only. Nothing with --no-labels.
+ */
+void sampling_args__warn_unlabelled(const struct sampling_args *args, struct procs *procs);
+
 /* Whether any -p pid still runs (cli_process_alive); false without -p. */
+/* --unwind's names (auto, fp, cfi) into *mode: 0, or -EINVAL. */
+int cli_parse_unwind(const char *s, enum lp_unwind_mode *mode);
 bool sampling_args__any_alive(const struct sampling_args *args);
 
 /* Where and how a command writes a profile: the options record and convert share. */
 struct output_args {
-	enum output_format format; /* OUTPUT_JSON unless --format */
+	/* --format; else report on a terminal (standard output with no -o), else JSON */
+	enum output_format format;
+	bool format_given;
 	struct output_opts opts;
 	const char *path; /* -o; NULL: standard output */
 };
@@ -97,7 +110,9 @@ struct output_file {
 	char tmp_path[PATH_MAX];
 	const char *path;
 	bool direct;
-	FILE *f;
+	FILE *f;		  /* where to write: counts the bytes, passes them to sink */
+	FILE *sink;		  /* standard output, the device or pipe, or the temporary file */
+	unsigned long long bytes; /* written through f so far */
 };
 
 /* path NULL: standard output. Returns 0 or -errno. */
@@ -106,5 +121,10 @@ int output_file__open(struct output_file *of, const char *path);
 int output_file__commit(struct output_file *of);
 /* Discards what was written (no-op after commit). */
 void output_file__abort(struct output_file *of);
+/*
+ * What was written where, as perf says it: "profile.json (247 KB)",
+ * "<stdout> (812 bytes)". For "wrote ..." once committed.
+ */
+void output_file__describe(const struct output_file *of, char *buf, size_t len);
 
 #endif /* LABELPROF_CLI_H */

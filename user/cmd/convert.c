@@ -49,7 +49,7 @@ static error_t parse_convert_opt(int key, char *arg, struct argp_state *state)
 	case OPT_INPUT_FORMAT:
 		v = input__format_by_name(arg);
 		if (v < 0)
-			argp_error(state, "unknown input format '%s' (auto, json, pprof, otlp)",
+			argp_error(state, "--input-format: unknown format '%s' (auto, json, pprof, otlp)",
 				   arg);
 		env->input_format = v;
 		break;
@@ -183,6 +183,8 @@ int cmd_convert(int argc, char **argv)
 			strerror(-err));
 		goto out_free;
 	}
+	output_file__describe(&of, errbuf, sizeof(errbuf));
+	fprintf(stderr, "labelprof: wrote %s\n", errbuf);
 	ret = 0;
 out_free:
 	symprof__free(sp);

@@ -23,7 +23,7 @@
 struct labels_env {
 	pid_t pid;
 	bool json;
-	bool verbose;
+	unsigned int verbose; /* -v given this often */
 };
 
 enum {
@@ -32,7 +32,7 @@ enum {
 
 static const struct argp_option labels_options[] = {
 	{"json", OPT_JSON, NULL, 0, "Write one JSON object instead of text", 0},
-	{"verbose", 'v', NULL, 0, "Say more, including libbpf's messages", 0},
+	{"verbose", 'v', NULL, 0, "Say more; twice (-vv): libbpf's messages too", 0},
 	{},
 };
 
@@ -46,7 +46,7 @@ static error_t parse_labels_opt(int key, char *arg, struct argp_state *state)
 		env->json = true;
 		break;
 	case 'v':
-		env->verbose = true;
+		env->verbose++;
 		break;
 	case ARGP_KEY_ARG:
 		if (state->arg_num)
@@ -316,7 +316,7 @@ int cmd_labels(int argc, char **argv)
 	}
 	otel_labels__resolver(otel, &resolver);
 	profile__set_resolver(run.profile, &resolver);
-	err = sampler__read_threads(env.pid, &recipe, env.verbose, on_thread, &run, errbuf,
+	err = sampler__read_threads(env.pid, &recipe, env.verbose >= 2, on_thread, &run, errbuf,
 				    sizeof(errbuf));
 	if (err) {
 		fprintf(stderr, "labelprof: %s\n", errbuf);

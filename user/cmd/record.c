@@ -17,6 +17,7 @@
 #include "format/output.h"
 #include "profile/labelsel.h"
 #include "sampling/procs.h"
+#include "unwind/unwind.h"
 #include "profile/profile.h"
 #include "sampling/session.h"
 #include "profile/symprof.h"
@@ -50,7 +51,7 @@ static error_t parse_record_opt(int key, char *arg, struct argp_state *state)
 	case 'd':
 		d = strtod(arg, &end);
 		if (end == arg || *end || !(d > 0) || d > 1e7)
-			argp_error(state, "invalid duration '%s' (seconds, > 0)", arg);
+			argp_error(state, "--duration: invalid duration '%s' (seconds, > 0)", arg);
 		env->duration_s = d;
 		break;
 	case ARGP_KEY_ARGS:
@@ -133,8 +134,10 @@ static int release_command(int go_fd, int err_fd)
 	return e;
 }
 
-static void print_summary(const struct session *s, const struct lp_counters *c, double secs)
+static void print_summary(const struct session *s, const struct lp_counters *c, double secs,
+			  bool verbose)
 {
+	struct unwind_stats us;
 	struct procs_stats ps;
 
 	procs__stats(s->procs, &ps);
@@ -151,6 +154,19 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 	if (c->event_drops)
 		fprintf(stderr, "labelprof: %llu process events dropped (ring buffer full)\n",
 			(unsigned long long)c->event_drops);
+	if (verbose && procs__unwind_stats(s->procs, &us))
+		fprintf(stderr,
+			"labelprof: unwind: %llu objects, %llu rows, %llu KiB in BPF (%llu KiB of "
+			"shards), %llu tables built in %.1f ms, %llu evicted, %llu errors; frames: "
+			"%llu by CFI, %llu by frame pointers, %llu table misses, %llu without a rule; "
+			"%llu walks truncated\n",
+			(unsigned long long)us.objects, (unsigned long long)us.rows,
+			(unsigned long long)us.bytes >> 10, (unsigned long long)us.shard_bytes >> 10,
+			(unsigned long long)us.builds, us.build_ns / 1e6,
+			(unsigned long long)us.evictions, (unsigned long long)us.errors,
+			(unsigned long long)us.bpf.cfi_frames, (unsigned long long)us.bpf.fp_frames,
+			(unsigned long long)us.bpf.misses, (unsigned long long)us.bpf.no_rule,
+			(unsigned long long)us.bpf.truncated);
 }
 
 /* One status line, rewritten in place: only for a terminal. */
@@ -172,8 +188,13 @@ static int write_profile(const struct record_env *env, struct session *s, FILE *
 		.duration_ns = duration_ns,
 		.counters = c,
 	};
-	struct symprof *sp = symprof__from_profile(s->profile, s->symbolizer, &bo);
+	struct unwind_stats us;
+	struct symprof *sp;
 	int err;
+
+	if (procs__unwind_stats(s->procs, &us))
+		bo.unwind_misses = us.bpf.misses;
+	sp = symprof__from_profile(s->profile, s->symbolizer, &bo);
 
 	if (!sp)
 		return -ENOMEM;
@@ -232,22 +253,23 @@ int cmd_record(int argc, char **argv)
 
 	args->opts.follow_children = env.command && !args->all;
 	sopts.labels = env.labels.sel;
-	s = session__begin(&args->opts, &sopts, errbuf, sizeof(errbuf));
-	if (!s) {
-		fprintf(stderr, "labelprof: %s\n", errbuf);
-		goto out_free;
-	}
-	/* after session__begin: what it refuses (privileges) says more than an unwritable path */
+	/* before the BPF program loads: a bad destination is known at once */
 	err = output_file__open(&of, env.output.path);
 	if (err) {
 		fprintf(stderr, "labelprof: cannot write %s: %s\n", env.output.path,
 			strerror(-err));
 		goto out_free;
 	}
+	s = session__begin(&args->opts, &sopts, errbuf, sizeof(errbuf));
+	if (!s) {
+		fprintf(stderr, "labelprof: %s\n", errbuf);
+		goto out_free;
+	}
+	/* a command is inspected once it runs, as it may load its label library late */
+	if (!env.command)
+		sampling_args__warn_unlabelled(args, s->procs);
 	start_ns = now_ns(CLOCK_MONOTONIC);
 	start_unix_ns = now_ns(CLOCK_REALTIME);
-	fprintf(stderr, "labelprof: sampling %d CPUs at %u Hz%s\n", sampler__cpu_count(s->sampler),
-		args->opts.freq_hz, env.duration_s || env.command ? "" : ", Ctrl-C to stop");
 	if (go_fd >= 0) {
 		err = release_command(go_fd, exec_err_fd);
 		go_fd = -1;
@@ -259,6 +281,9 @@ int cmd_record(int argc, char **argv)
 			goto out_free;
 		}
 	}
+	/* once the command runs: a command that cannot start is the only message */
+	fprintf(stderr, "labelprof: sampling %d CPUs at %u Hz%s\n", sampler__cpu_count(s->sampler),
+		args->opts.freq_hz, env.duration_s || env.command ? "" : ", Ctrl-C to stop");
 
 	while (!session__stop_requested(s)) {
 		err = session__poll(s, 100);
@@ -300,7 +325,11 @@ int cmd_record(int argc, char **argv)
 			env.output.path ? " to " : "", env.output.path ? env.output.path : "",
 			strerror(-err));
 	}
-	print_summary(s, &counters, (end_ns - start_ns) / 1e9);
+	print_summary(s, &counters, (end_ns - start_ns) / 1e9, env.sampling.opts.verbose);
+	if (!err) {
+		output_file__describe(&of, errbuf, sizeof(errbuf));
+		fprintf(stderr, "labelprof: wrote %s\n", errbuf);
+	}
 	ret = err ? 1 : 0;
 
 out_free:

@@ -36,11 +36,11 @@
 #define PIPE_WIDTH 160
 #define PIPE_ROWS  100
 /*
- * Screen lines that are not table rows: the header (2 and a blank line), the
- * column titles, and the last line, left empty so that the final newline
- * never scrolls.
+ * Screen lines that are not table rows: the header (3 and a blank line), the
+ * column titles, and the last line, the key hints, written without a newline
+ * so that the screen never scrolls.
  */
-#define SCREEN_CHROME 5
+#define SCREEN_CHROME 6
 /* Longest wait for records, so that a key press is seen quickly. */
 #define POLL_MS 100
 
@@ -104,13 +104,13 @@ static error_t parse_by(struct top_env *env, char *arg, struct argp_state *state
 	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		len = strlen(tok);
 		if (len > LP_MAX_KEY_LEN)
-			argp_error(state, "label key '%.32s...' is longer than %d bytes", tok,
+			argp_error(state, "--by: label key '%.32s...' is longer than %d bytes", tok,
 				   LP_MAX_KEY_LEN);
 		for (i = 0; i < env->key_count; i++)
 			if (env->keys[i].len == len && !memcmp(env->keys[i].bytes, tok, len))
-				argp_error(state, "label key '%s' given twice", tok);
+				argp_error(state, "--by: label key '%s' given twice", tok);
 		if (env->key_count == TOP_MAX_KEYS)
-			argp_error(state, "at most %d label keys", TOP_MAX_KEYS);
+			argp_error(state, "--by: at most %d label keys", TOP_MAX_KEYS);
 		env->keys[env->key_count++] = (struct top_key){(const unsigned char *)tok, len};
 	}
 	if (!env->key_count)
@@ -135,12 +135,12 @@ static error_t parse_top_opt(int key, char *arg, struct argp_state *state)
 	case OPT_INTERVAL:
 		d = strtod(arg, &end);
 		if (end == arg || *end || !(d >= 0.1) || d > 3600)
-			argp_error(state, "invalid interval '%s' (0.1 .. 3600 seconds)", arg);
+			argp_error(state, "--interval: invalid interval '%s' (0.1 .. 3600 seconds)", arg);
 		env->interval_s = d;
 		break;
 	case 'n':
 		if (cli_parse_uint(arg, ~0ull, &v) || !v)
-			argp_error(state, "invalid number of refreshes '%s'", arg);
+			argp_error(state, "--iterations: invalid number of refreshes '%s'", arg);
 		env->iterations = v;
 		break;
 	case OPT_CUMULATIVE:
@@ -267,18 +267,46 @@ static void term_restore(void)
 	term_screen = SCREEN_NONE;
 }
 
-/* Whether q was typed since the last call. */
-static bool quit_key(void)
+enum top_key_action {
+	KEY_NONE,
+	KEY_QUIT, /* q */
+	KEY_HELP, /* h or ?: show the help */
+	KEY_BACK, /* any other key: leave the help */
+};
+
+/* What was typed since the last call: q wins, then the last key. */
+static enum top_key_action read_keys(void)
 {
+	enum top_key_action action = KEY_NONE;
 	char buf[64];
 	ssize_t n, i;
 
-	while ((n = read(STDIN_FILENO, buf, sizeof(buf))) > 0)
-		for (i = 0; i < n; i++)
+	while ((n = read(STDIN_FILENO, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n; i++) {
 			if (buf[i] == 'q' || buf[i] == 'Q')
-				return true;
-	return false;
+				return KEY_QUIT;
+			action = buf[i] == 'h' || buf[i] == 'H' || buf[i] == '?' ? KEY_HELP
+										 : KEY_BACK;
+		}
+	}
+	return action;
 }
+
+static const char *const help_lines[] = {
+	"labelprof top: help",
+	"",
+	"Each row is one value of the label key chosen with --by (or one combination",
+	"of values of several keys): its share of the samples of the last interval",
+	"and the functions that ran most in it (self time). \"(not set)\" gathers the",
+	"samples that do not set the key.",
+	"",
+	"  h, ?   this help; any key returns",
+	"  q      quit (Ctrl-C too)",
+	"",
+	"On the command line: --by KEY[,KEY...] chooses the rows, --interval the",
+	"refresh, --cumulative shows shares since the start, -p PID and --cgroup",
+	"choose what is sampled (labelprof top --help).",
+};
 
 /* ---- refreshing -------------------------------------------------------------- */
 
@@ -289,6 +317,7 @@ struct top_state {
 	struct symprof *sp; /* what view shows */
 	struct top_view view;
 	struct top_status status;
+	bool help;		 /* h: the help screen instead of the table */
 	struct lp_counters last; /* at the previous refresh */
 	__u64 start_ns, last_ns;
 	/* without --by: the most common key, chosen once so that rows do not jump */
@@ -306,24 +335,48 @@ static __u64 now_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* The help, as many lines as fit above the hints. */
+static void print_help(unsigned int width, unsigned int lines)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(help_lines) && i + 1 < lines; i++)
+		printf("%.*s\033[K\n", (int)width, help_lines[i]);
+}
+
+/* The last line of the screen: the keys there are. */
+static void print_hints(const struct top_state *st, unsigned int width, unsigned int row)
+{
+	const char *hints = st->help ? "any key: back  q quit" : "q quit  h help";
+
+	printf("\033[%u;1H%s%.*s%s\033[K", row, st->color ? "\033[7m" : "", (int)width, hints,
+	       st->color ? "\033[0m" : "");
+}
+
 static int render(struct top_state *st)
 {
 	struct top_layout l = {.width = PIPE_WIDTH, .max_rows = PIPE_ROWS, .color = st->color};
+	unsigned int rows = 24;
 	struct winsize ws;
-	int err;
+	int err = 0;
 
 	if (st->tty) {
 		l.erase = true;
 		l.width = 80;
-		l.max_rows = 24 - SCREEN_CHROME;
 		if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col && ws.ws_row) {
 			l.width = ws.ws_col;
-			l.max_rows = ws.ws_row > SCREEN_CHROME ? ws.ws_row - SCREEN_CHROME : 0;
+			rows = ws.ws_row;
 		}
+		l.max_rows = rows > SCREEN_CHROME ? rows - SCREEN_CHROME : 0;
 		fputs(SCREEN_HOME, stdout);
 	}
-	err = top_view__print(stdout, &st->view, &st->status, &l);
+	if (st->help)
+		print_help(l.width, rows);
+	else
+		err = top_view__print(stdout, &st->view, &st->status, &l);
 	fputs(st->tty ? SCREEN_CLEAR : "\n", stdout);
+	if (st->tty)
+		print_hints(st, l.width, rows);
 	/* a write that failed fails again here, and says why (EPIPE: the reader left) */
 	if (fflush(stdout))
 		return -errno;
@@ -431,6 +484,7 @@ static int run(struct top_state *st, char *errbuf, size_t errlen)
 	__u64 interval_ns = env->interval_s * 1e9, next_ns, now;
 	unsigned long long refreshes = 0;
 	bool keys = st->tty && isatty(STDIN_FILENO);
+	enum top_key_action key;
 	int err, timeout;
 
 	if (st->tty) {
@@ -450,13 +504,18 @@ static int run(struct top_state *st, char *errbuf, size_t errlen)
 			snprintf(errbuf, errlen, "reading the ring buffer: %s", strerror(-err));
 			return err;
 		}
-		if (keys && quit_key())
+		key = keys ? read_keys() : KEY_NONE;
+		if (key == KEY_QUIT)
 			break;
+		if (key != KEY_NONE && st->help != (key == KEY_HELP)) {
+			st->help = key == KEY_HELP;
+			resized = 1; /* redrawn at once, below */
+		}
 		if (st->s->target_exited && targets_gone(st->s, &env->sampling)) {
 			st->targets_exited = true;
 			return 0;
 		}
-		if (resized && st->sp) {
+		if (resized && (st->sp || st->help)) {
 			resized = 0;
 			err = render(st);
 			if (err)
@@ -511,7 +570,7 @@ int cmd_top(int argc, char **argv)
 		.parser = parse_top_opt,
 		.doc = "Shows live which label values (or combinations of them) use the CPU, "
 		       "with their hottest functions, refreshed every interval. q or Ctrl-C "
-		       "quits. Piped, prints one snapshot per interval, each followed by a blank "
+		       "quits, h shows a help. Piped, prints one snapshot per interval, each followed by a blank "
 		       "line. NO_COLOR=1 turns colours off.",
 		.children = children,
 	};
@@ -540,6 +599,7 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "labelprof: %s\n", errbuf);
 		return 1;
 	}
+	sampling_args__warn_unlabelled(&env.sampling, st.s->procs);
 	/* handlers first: a signal must find the terminal state it may have to undo */
 	install_signals(st.tty);
 	fprintf(stderr, "labelprof: sampling %d CPUs at %u Hz\n", sampler__cpu_count(st.s->sampler),

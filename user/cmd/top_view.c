@@ -15,6 +15,8 @@
 #define MIN_FUNCTION_COLS 24
 /* A function name shorter than this is not worth starting. */
 #define MIN_NAME_COLS 4
+/* Label keys listed when --by names one no sample sets. */
+#define TOP_SEEN_KEYS 16
 
 #define SGR_BOLD    "\033[1m"
 #define SGR_DIM	    "\033[2m"
@@ -388,20 +390,73 @@ static void put_functions(struct line *ln, const struct top_view *v, const struc
 	}
 }
 
+/* The first key no row has a value for (no sample sets it), or -1. */
+static long missing_key(const struct top_view *v)
+{
+	size_t k, i;
+
+	for (k = 0; k < v->key_count; k++) {
+		for (i = 0; i < v->row_count && v->rows[i].values[k] == TOP_UNSET; i++)
+			;
+		if (i == v->row_count)
+			return k;
+	}
+	return -1;
+}
+
+static int key_bytes_cmp(const void *a, const void *b, void *arg)
+{
+	const struct sp_string *x = symprof__str(arg, *(const __u32 *)a);
+	const struct sp_string *y = symprof__str(arg, *(const __u32 *)b);
+
+	return symprof__bytes_cmp(x->bytes, x->len, y->bytes, y->len);
+}
+
+/* "no sample sets KEY; keys seen: a, b": what --by could have named instead. */
+static void put_missing_key(struct line *ln, const struct top_view *v, size_t k)
+{
+	const struct symprof *sp = v->sp;
+	__u32 seen[TOP_SEEN_KEYS];
+	size_t n = 0, i, j, m;
+
+	line_printf(ln, "no sample sets ");
+	line_text(ln, v->keys[k].bytes, v->keys[k].len, ln->left);
+	for (i = 0; i < sp->sample_count; i++) {
+		const struct sp_range *set = &sp->label_sets[sp->samples[i].label_set];
+
+		for (j = 0; j < set->count && n < TOP_SEEN_KEYS; j++) {
+			__u32 key = sp->labels[set->first + j].key;
+
+			for (m = 0; m < n && seen[m] != key; m++)
+				;
+			if (m == n)
+				seen[n++] = key;
+		}
+	}
+	qsort_r(seen, n, sizeof(*seen), key_bytes_cmp, (void *)sp);
+	line_printf(ln, n ? "; keys seen: " : "; no sample carries labels");
+	for (i = 0; i < n; i++) {
+		const struct sp_string *key = symprof__str(sp, seen[i]);
+
+		line_printf(ln, i ? ", " : "");
+		line_text(ln, key->bytes, key->len, ln->left);
+	}
+}
+
 static void print_header(FILE *f, const struct top_view *v, const struct top_status *st,
 			 const struct top_layout *l)
 {
 	unsigned long long secs = st->elapsed_s;
 	struct line ln;
+	long missing;
 	size_t k;
 
+	/* three lines, each within 80 columns: what a default terminal shows whole */
 	line_start(&ln, f, l);
 	line_sgr(&ln, SGR_BOLD);
 	line_printf(&ln, "labelprof top");
 	line_sgr(&ln, SGR_RESET);
-	line_printf(&ln, "  %llu:%02llu:%02llu elapsed  %s %.1f s  %u Hz  by ", secs / 3600,
-		    secs / 60 % 60, secs % 60, st->cumulative ? "cumulative" : "interval",
-		    st->interval_s, st->freq_hz);
+	line_printf(&ln, "  by ");
 	for (k = 0; k < v->key_count; k++) {
 		if (k)
 			line_printf(&ln, ",");
@@ -414,17 +469,26 @@ static void print_header(FILE *f, const struct top_view *v, const struct top_sta
 	line_end(&ln);
 
 	line_start(&ln, f, l);
-	line_printf(&ln,
-		    "samples %llu (%.0f/s)  labelled %.1f%%  drops %llu  read faults %llu  "
-		    "refresh %.1f ms",
+	line_printf(&ln, "%llu:%02llu:%02llu elapsed  %s %.1f s  %u Hz  refresh %.1f ms",
+		    secs / 3600, secs / 60 % 60, secs % 60,
+		    st->cumulative ? "cumulative" : "interval", st->interval_s, st->freq_hz,
+		    st->refresh_ms);
+	line_end(&ln);
+
+	line_start(&ln, f, l);
+	line_printf(&ln, "samples %llu (%.0f/s)  labelled %.1f%%  drops %llu  read faults %llu",
 		    (unsigned long long)v->total,
 		    st->interval_s > 0 ? v->total / st->interval_s : 0,
 		    v->total ? 100.0 * v->labelled / v->total : 0.0,
-		    (unsigned long long)st->ringbuf_drops, (unsigned long long)st->read_faults,
-		    st->refresh_ms);
+		    (unsigned long long)st->ringbuf_drops, (unsigned long long)st->read_faults);
 	line_end(&ln);
-	/* on a screen only: piped snapshots are told apart by blank lines */
-	if (l->erase) {
+	missing = missing_key(v);
+	if (missing >= 0) {
+		line_start(&ln, f, l);
+		put_missing_key(&ln, v, missing);
+		line_end(&ln);
+	} else if (l->erase) {
+		/* on a screen only: piped snapshots are told apart by blank lines */
 		line_start(&ln, f, l);
 		line_end(&ln);
 	}

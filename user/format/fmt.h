@@ -65,4 +65,14 @@ void fmt__text_line(FILE *f, const char *fmt, ...) __attribute__((format(printf,
 /* The name of status bit (0..31) as in the JSON "flags", or NULL if it has none. */
 const char *fmt__status_name(unsigned int bit);
 
+/*
+ * The status bits saying how the user stack was unwound, which JSON shows
+ * as "unwind" rather than in "flags"; and that name: "fp", "cfi", "mixed",
+ * or NULL when neither bit is set.
+ */
+#define FMT_UNWIND_BITS (LP_ST_UNWIND_CFI | LP_ST_UNWIND_FP)
+const char *fmt__unwind_name(__u32 status);
+/* The status bits of an "unwind" name, 0 if unknown. */
+__u32 fmt__unwind_bits(const char *name, size_t len);
+
 #endif /* LABELPROF_FMT_H */

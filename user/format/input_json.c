@@ -133,7 +133,7 @@ static const char *const counter_keys[] = {
 	"samples",	    "samples_with_labels", "label_read_faults", "truncations",
 	"malformed_labels", "ringbuf_drops",	   "event_drops",	"unknown_pids",
 	"filtered",	    "kernel_threads",	   "samples_received",	"records_rejected",
-	"samples_dropped",
+	"samples_dropped",  "unwind_misses",
 };
 
 #define N_COUNTER_KEYS ((int)ARRAY_SIZE(counter_keys))
@@ -147,7 +147,7 @@ static int read_counters(struct jp *p)
 		&c->truncations,     &c->malformed_labels,    &c->ringbuf_drops,
 		&c->event_drops,     &c->unknown_pids,	      &c->filtered,
 		&c->kernel_threads,  &m->samples_received,    &m->records_rejected,
-		&m->samples_dropped,
+		&m->samples_dropped, &m->unwind_misses,
 	};
 	_Static_assert(ARRAY_SIZE(fields) == N_COUNTER_KEYS, "counter_keys");
 	bool first = true;
@@ -555,6 +555,7 @@ enum sample_key {
 	S_COUNT,
 	S_FRAMES,
 	S_LABEL_SOURCES,
+	S_UNWIND,
 	S_KEYS,
 };
 
@@ -563,6 +564,7 @@ static const char *const sample_keys[S_KEYS] = {
 	[S_COMM] = "comm",     [S_LABELS] = "labels",
 	[S_FLAGS] = "flags",   [S_COUNT] = "count",
 	[S_FRAMES] = "frames", [S_LABEL_SOURCES] = "label_sources",
+	[S_UNWIND] = "unwind",
 };
 
 /* pid, tid and count make a sample; the rest may be missing (none, empty). */
@@ -608,6 +610,14 @@ static int read_sample(struct jp *p)
 			break;
 		case S_LABEL_SOURCES:
 			r = read_label_sources(p, &nsources);
+			break;
+		case S_UNWIND:
+			if (json__peek(&p->j) != '"')
+				return json__wrong_type(&p->j, "unwind", "a string");
+			r = json__string(&p->j);
+			/* a name a later writer gives is left out, as flags are */
+			if (!r)
+				s.status |= fmt__unwind_bits((const char *)p->j.str, p->j.str_len);
 			break;
 		default:
 			r = json__skip(&p->j);

@@ -134,7 +134,9 @@ static void put_sample(FILE *f, const struct symprof *sp, const struct sp_sample
 		putc_unlocked('}', f);
 	}
 	fputs_unlocked(",\"flags\":", f);
-	fmt__json_status(f, s->status);
+	fmt__json_status(f, s->status & ~FMT_UNWIND_BITS);
+	if (fmt__unwind_name(s->status))
+		fprintf(f, ",\"unwind\":\"%s\"", fmt__unwind_name(s->status));
 	fprintf(f, ",\"count\":%" PRIu64 ",\"frames\":[", (uint64_t)s->count);
 	for (i = 0; i < stack->count; i++)
 		put_frame(f, sp, sp->stack_locations[stack->first + i], i == 0);
@@ -169,9 +171,9 @@ int output__write_json(FILE *f, const struct symprof *sp, const struct output_op
 		(uint64_t)c->unknown_pids, (uint64_t)c->filtered, (uint64_t)c->kernel_threads);
 	fprintf(f,
 		",\"samples_received\":%" PRIu64 ",\"records_rejected\":%" PRIu64
-		",\"samples_dropped\":%" PRIu64 "},\n\"processes\":[",
+		",\"samples_dropped\":%" PRIu64 ",\"unwind_misses\":%" PRIu64 "},\n\"processes\":[",
 		(uint64_t)m->samples_received, (uint64_t)m->records_rejected,
-		(uint64_t)m->samples_dropped);
+		(uint64_t)m->samples_dropped, (uint64_t)m->unwind_misses);
 	for (i = 0; i < sp->process_count; i++) {
 		const struct sp_process *p = &sp->processes[i];
 

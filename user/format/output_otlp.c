@@ -31,10 +31,8 @@
 #include "format/output.h"
 #include "format/pb.h"
 #include "profile/symprof.h"
+#include "version.h"
 
-#ifndef LABELPROF_VERSION
-#define LABELPROF_VERSION "dev"
-#endif
 
 #define PROF(name)   opentelemetry__proto__profiles__v1development__##name##__descriptor
 #define COMMON(name) opentelemetry__proto__common__v1__##name##__descriptor

@@ -16,6 +16,8 @@
 #define TOP_FUNCTIONS 4
 #define VALUE_COLUMN  28
 #define UNSET_VALUE   "(not set)"
+#define TOP_STACKS    10
+#define STACK_FRAMES  8 /* a stack's frames shown, from the leaf */
 
 /* One (key, value, function) with its samples; value NULL: key not set. */
 struct report_row {
@@ -269,6 +271,115 @@ static int print_key(FILE *f, const struct report *r, size_t first, size_t end)
 	return 0;
 }
 
+/* A stack as shown, with its samples: stacks that differ in addresses only are one. */
+struct stack_total {
+	char *text;
+	__u64 count;
+};
+
+static int stack_text_cmp(const void *a, const void *b)
+{
+	const struct stack_total *x = a, *y = b;
+
+	return strcmp(x->text, y->text);
+}
+
+static int stack_count_cmp(const void *a, const void *b)
+{
+	const struct stack_total *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return stack_text_cmp(a, b);
+}
+
+/* A stack on one line, leaf first, each frame the function holding the address. */
+static char *stack_text(const struct symprof *sp, const struct sp_range *stack)
+{
+	const struct sp_location *loc;
+	const struct sp_string *name;
+	char *text = NULL;
+	size_t i, len;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	if (!stack->count)
+		fputs("[no stack]", f);
+	for (i = 0; i < stack->count && i < STACK_FRAMES; i++) {
+		loc = &sp->locations[sp->stack_locations[stack->first + i]];
+		name = symprof__str(sp, loc->line_count ? leaf_line_function(sp, loc)->name : 0);
+		fputs(i ? " < " : "", f);
+		if (name->len)
+			fmt__text_bytes(f, name->bytes, name->len, NULL, SIZE_MAX);
+		else
+			fputs("[unknown]", f);
+		fputs(loc->kernel ? " [k]" : "", f);
+	}
+	if (stack->count > STACK_FRAMES)
+		fputs(" < ...", f);
+	if (fclose(f)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/*
+ * Without labels there is no value to break the CPU down by: the hottest
+ * stacks say where it went, and inspect why a process publishes no labels.
+ */
+static int print_unlabelled(FILE *f, const struct report *r)
+{
+	const struct symprof *sp = r->sp;
+	struct stack_total *st;
+	size_t i, n = 0;
+	int err = 0;
+
+	fputs("No sample carried labels (labelprof inspect PID says why a process publishes "
+	      "none).\n",
+	      f);
+	if (!sp->sample_count)
+		return 0;
+	st = calloc(sp->sample_count, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	for (i = 0; i < sp->sample_count; i++) {
+		st[i].text = stack_text(sp, &sp->stacks[sp->samples[i].stack]);
+		st[i].count = sp->samples[i].count;
+		if (!st[i].text) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	qsort(st, sp->sample_count, sizeof(*st), stack_text_cmp);
+	for (i = 0; i < sp->sample_count; i++) {
+		char *text = st[i].text;
+
+		/* each text ends up owned by one slot, the first n */
+		st[i].text = NULL;
+		if (n && !strcmp(st[n - 1].text, text)) {
+			st[n - 1].count += st[i].count;
+			free(text);
+		} else {
+			st[n].count = st[i].count;
+			st[n++].text = text;
+		}
+	}
+	qsort(st, n, sizeof(*st), stack_count_cmp);
+	fputs("The hottest stacks, leaf first:\n\n   share  samples  stack\n", f);
+	for (i = 0; i < n && i < TOP_STACKS; i++)
+		fprintf(f, "  %5.1f%% %8llu  %s\n", 100.0 * st[i].count / r->total,
+			(unsigned long long)st[i].count, st[i].text);
+	if (n > TOP_STACKS)
+		fprintf(f, "  (%zu more stacks)\n", n - TOP_STACKS);
+out:
+	for (i = 0; i < sp->sample_count; i++)
+		free(st[i].text);
+	free(st);
+	return err;
+}
+
 int output__write_report(FILE *f, const struct symprof *sp, const struct output_opts *opts)
 {
 	const struct sp_meta *meta = &sp->meta;
@@ -292,7 +403,7 @@ int output__write_report(FILE *f, const struct symprof *sp, const struct output_
 		r.total ? 100.0 * r.labelled / r.total : 0.0,
 		(unsigned long long)meta->counters.ringbuf_drops);
 	if (!r.nkeys)
-		fputs("No sample carried labels.\n", f);
+		err = print_unlabelled(f, &r);
 	labelfold__describe(&r.fold, sp, f, "");
 	if (r.fold.nfolded)
 		fputc('\n', f);
@@ -300,7 +411,7 @@ int output__write_report(FILE *f, const struct symprof *sp, const struct output_
 	/* rows is NULL when no sample has labels, and qsort's base must not be. */
 	if (r.len)
 		qsort(r.rows, r.len, sizeof(*r.rows), row_cmp);
-	for (first = 0; first < r.len; first = i) {
+	for (first = 0; first < r.len && !err; first = i) {
 		for (i = first + 1;
 		     i < r.len && !symprof__bytes_cmp(r.rows[i].key, r.rows[i].key_len,
 						      r.rows[first].key, r.rows[first].key_len);

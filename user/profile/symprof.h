@@ -117,6 +117,7 @@ struct sp_meta {
 	__u64 samples_received;	     /* records that reached aggregation intact */
 	__u64 records_rejected;
 	__u64 samples_dropped; /* only counted: the profile hit its memory limit */
+	__u64 unwind_misses;   /* user frames whose object's unwind rows were not in BPF */
 	__u32 host_name;       /* string; 0: unknown */
 };
 
@@ -214,6 +215,7 @@ struct symprof_build_opts {
 	__u64 start_time_unix_ns;
 	__u64 duration_ns;
 	const struct lp_counters *counters; /* NULL: zeros */
+	__u64 unwind_misses;
 };
 
 /*

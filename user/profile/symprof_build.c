@@ -267,6 +267,7 @@ struct symprof *symprof__from_profile(const struct profile *p, struct symbolizer
 		b.sp->meta.duration_ns = opts->duration_ns;
 		if (opts->counters)
 			b.sp->meta.counters = *opts->counters;
+		b.sp->meta.unwind_misses = opts->unwind_misses;
 	}
 	profile__stats(p, &st);
 	b.sp->meta.samples_received = st.samples;

@@ -120,7 +120,7 @@ static void set_sampler(struct feature *x, bool verbose)
 	o.filter_mode = LP_FILTER_PIDS;
 	o.pids = &self;
 	o.pid_count = 1;
-	o.verbose = verbose;
+	o.libbpf_messages = verbose;
 
 	s = sampler__open(&o, ignore_record, NULL, err, sizeof(err));
 	if (!s) {

@@ -11,6 +11,7 @@
 #include "sampling/procs.h"
 #include "sampling/sampler.h"
 #include "proc/tls.h"
+#include "unwind/unwind.h"
 
 /*
  * After an exec, shared libraries are mapped and relocated by the dynamic
@@ -28,11 +29,15 @@ struct proc_entry {
 	bool go;       /* ... or the recipe reads Go pprof labels */
 	__u8 attempts; /* follow-ups/retries done since the last exec or hint */
 	__u64 due_ns;  /* next inspection, 0: none */
+	/* exec count and code pages when the unwind mappings were listed; seq 0: never */
+	__u64 unwind_seq;
+	__u64 unwind_vm;
 };
 
 struct procs {
 	struct sampler *sampler;
 	struct tls_cache *tls;
+	struct unwind *unwind; /* NULL: frame pointers only */
 	struct proc_entry *slots; /* open addressing, linear probing */
 	size_t mask;
 	size_t max;
@@ -210,6 +215,21 @@ static void resolve(struct procs *p, struct proc_entry *e)
 		remove_entry(p, e);
 		return;
 	}
+	/*
+	 * The unwind mappings follow the same inspections (exec, unknown pid, new
+	 * code), not the retries that wait for a label library's relocation, and
+	 * only for the processes sampled.
+	 */
+	if (p->unwind && (e->unwind_seq != seq + 1 || e->unwind_vm != exec_vm || !exec_vm) &&
+	    sampler__samples_tgid(p->sampler, e->pid)) {
+		if (unwind__update_process(p->unwind, e->pid)) {
+			if (p->verbose)
+				fprintf(stderr, "labelprof: pid %d: no unwind tables\n", e->pid);
+		} else {
+			e->unwind_seq = seq + 1;
+			e->unwind_vm = exec_vm;
+		}
+	}
 	if (err == -EAGAIN)
 		p->stats.retries++;
 	else if (err) {
@@ -259,6 +279,7 @@ static void resolve_pid(struct procs *p, pid_t pid, bool follow_up)
 struct procs *procs__new(struct sampler *s, unsigned int max_processes, bool verbose)
 {
 	struct procs *p = calloc(1, sizeof(*p));
+	struct unwind_maps um;
 	size_t cap = 16;
 
 	if (!p)
@@ -272,6 +293,13 @@ struct procs *procs__new(struct sampler *s, unsigned int max_processes, bool ver
 		procs__free(p);
 		return NULL;
 	}
+	if (!sampler__unwind_maps(s, &um)) {
+		p->unwind = unwind__new(&um, verbose);
+		if (!p->unwind) {
+			procs__free(p);
+			return NULL;
+		}
+	}
 	p->mask = cap - 1;
 	p->sampler = s;
 	p->verbose = verbose;
@@ -283,6 +311,7 @@ void procs__free(struct procs *p)
 	if (!p)
 		return;
 	tls_cache__free(p->tls);
+	unwind__free(p->unwind);
 	free(p->slots);
 	free(p);
 }
@@ -329,6 +358,8 @@ void procs__handle_event(struct procs *p, const struct lp_proc_event *ev)
 		resolve_pid(p, ev->tgid, true);
 		break;
 	case LP_EVENT_EXIT:
+		if (p->unwind)
+			unwind__forget_process(p->unwind, ev->tgid);
 		e = lookup(p, ev->tgid);
 		if (e)
 			remove_entry(p, e);
@@ -370,4 +401,19 @@ void procs__tick(struct procs *p)
 void procs__stats(const struct procs *p, struct procs_stats *out)
 {
 	*out = p->stats;
+}
+
+bool procs__unwind_stats(const struct procs *p, struct unwind_stats *out)
+{
+	if (!p->unwind)
+		return false;
+	unwind__stats(p->unwind, out);
+	return true;
+}
+
+bool procs__labelled(struct procs *p, pid_t pid)
+{
+	struct proc_entry *e = lookup(p, pid);
+
+	return e && (e->form != LP_FORM_NONE || e->otel || e->go);
 }
