@@ -15,6 +15,7 @@
 #include "agent/config.h"
 #include "format/output.h"
 #include "lib/compiler.h"
+#include "profile/labelsel.h"
 #include "unwind/unwind.h"
 
 #define S (1000000000ull)
@@ -430,6 +431,44 @@ static void test_load_errors(void **state)
 				 "--config file that sets output_dir or otlp_endpoint)");
 }
 
+/* labels: patterns to keep, or a boolean (read labels or not); drop_labels: patterns. */
+static void test_label_selection(void **state)
+{
+	char path[] = "/tmp/test_agent_config.XXXXXX";
+	int fd = mkstemp(path);
+	char *argv[] = {"labelprof agent", "--config", path, "--drop-labels", "step", NULL};
+	struct agent_config *c = parse("labels = ten*, endpoint\ndrop_labels = request_id\n"), *d;
+
+	assert_non_null(c);
+	assert_true(c->sampling.opts.read_labels);
+	assert_string_equal(c->keep_labels, "ten*, endpoint");
+	assert_string_equal(c->drop_labels, "request_id");
+	d = parse("labels = no\n");
+	assert_non_null(d);
+	assert_false(d->sampling.opts.read_labels);
+	assert_null(d->keep_labels);
+	assert_false(agent_config__same_labels(c, d));
+	agent_config__put(d);
+	expect_error("labels = a,,b\n", "agent.conf:1: labels: empty pattern in 'a,,b'");
+	expect_error("\ndrop_labels = [x\n", "agent.conf:2: drop_labels: unclosed [ in '[x'");
+	agent_config__put(c);
+
+	/* loaded with flags, the selection is made: flags win over the file */
+	assert_true(fd >= 0);
+	dprintf(fd, "output_dir = /tmp\nlabels = tenant,step\ndrop_labels = request_id\n");
+	close(fd);
+	c = agent_config__load(5, argv, err, sizeof(err));
+	unlink(path);
+	if (!c)
+		fail_msg("%s", err);
+	assert_non_null(c->labelsel);
+	assert_true(labelsel__keeps(c->labelsel, "tenant", 6));
+	assert_false(labelsel__keeps(c->labelsel, "step", 4));
+	assert_false(labelsel__keeps(c->labelsel, "endpoint", 8));
+	assert_false(labelsel__keeps(c->labelsel, "request_id", 10));
+	agent_config__put(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_load_flags_override_file),
 		cmocka_unit_test(test_load_joint_bound),
 		cmocka_unit_test(test_load_errors),
+		cmocka_unit_test(test_label_selection),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -245,7 +245,7 @@ static void test_folded_symbolized(void **state)
 static void test_folded_dropped(void **state)
 {
 	const struct lbl l[] = {L("k", "v")};
-	struct profile_opts opts;
+	struct profile_opts opts = {};
 	struct profile_stats st;
 	struct profile *p;
 	char *out;

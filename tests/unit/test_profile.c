@@ -14,6 +14,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "profile/labelsel.h"
 #include "profile/profile.h"
 
 struct lbl {
@@ -481,7 +482,7 @@ static void test_fuzz_records(void **state)
 static void test_memory_limit(void **state)
 {
 	const struct lbl a[] = {L("k", "a")}, b[] = {L("k", "b")};
-	struct profile_opts opts;
+	struct profile_opts opts = {};
 	struct profile_stats st;
 	struct profile *p;
 	struct seen *seen;
@@ -589,6 +590,41 @@ static void test_replay_mix(void **state)
 	profile__free(p);
 }
 
+/* Dropped keys never reach the label set: sets that differ only in them are one. */
+static void test_label_selection(void **state)
+{
+	const struct lbl a[] = {L("tenant", "acme"), L("request_id", "req-1"), L("span-id", "7")};
+	const struct lbl b[] = {L("request_id", "req-2"), L("tenant", "acme")};
+	const struct lbl only_dropped[] = {L("request_id", "req-3")};
+	char err[160];
+	bool bad_drop;
+	struct labelsel *sel = labelsel__new(NULL, "request_id,span*", &bad_drop, err, sizeof(err));
+	struct profile_opts po = {.labels = sel};
+	struct profile *p = profile__new(NULL, &po);
+	struct profile_stats st;
+	struct seen *seen;
+	struct rec r;
+
+	assert_non_null(sel);
+	build(&r, 1, 1, "c", 0, NULL, 0, ust, 1, a, 3);
+	assert_int_equal(profile__add_sample(p, r.buf, r.len), 0);
+	build(&r, 1, 1, "c", 0, NULL, 0, ust, 1, b, 2);
+	assert_int_equal(profile__add_sample(p, r.buf, r.len), 0);
+	build(&r, 1, 1, "c", 0, NULL, 0, ust, 1, only_dropped, 1);
+	assert_int_equal(profile__add_sample(p, r.buf, r.len), 0);
+	seen = all(p);
+	assert_int_equal(seen->n, 2);
+	assert_int_equal(seen->s[0].count, 2);
+	assert_int_equal(seen->s[0].label_count, 1);
+	expect_label(&seen->s[0].labels[0], "tenant", 6, "acme", 4);
+	assert_int_equal(seen->s[1].label_count, 0);
+	profile__stats(p, &st);
+	assert_int_equal(st.samples, 3);
+	assert_int_equal(st.samples_with_labels, 2);
+	profile__free(p);
+	labelsel__free(sel);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -607,6 +643,7 @@ int main(void)
 		cmocka_unit_test(test_memory_limit),
 		cmocka_unit_test(test_stop_iteration),
 		cmocka_unit_test(test_replay_mix),
+		cmocka_unit_test(test_label_selection),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

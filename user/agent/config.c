@@ -15,6 +15,7 @@
 #include "lib/compiler.h"
 #include "agent/config.h"
 #include "format/output.h"
+#include "profile/labelsel.h"
 
 #define OTLP_PROFILES_PATH "/v1development/profiles"
 
@@ -31,6 +32,9 @@ enum key_type {
 	T_HEADERS,
 	T_LISTEN,
 	T_CGROUP, /* sampling filter */
+	/* label keys to keep (patterns), or a boolean: whether to read labels at all */
+	T_KEEP_LABELS,
+	T_DROP_LABELS, /* label keys to leave out (patterns) */
 	T_UNWIND, /* enum lp_unwind_mode by name */
 };
 
@@ -86,7 +90,11 @@ static const struct key_def keys[] = {
 	 */
 	{"freq", T_UINT, OFF(sampling.opts.freq_hz), 0, UINT_MAX, NULL, NULL},
 	{"cgroup", T_CGROUP, OFF(sampling.opts.cgroup_path), 0, 0, NULL, NULL},
-	{"labels", T_BOOL, OFF(sampling.opts.read_labels), 0, 0, NULL, NULL},
+	{"labels", T_KEEP_LABELS, OFF(keep_labels), 0, 0, "KEY[,KEY...]",
+	 "Keep only the labels with these keys (glob patterns); true or false: whether to read "
+	 "labels at all (false: as --no-labels)"},
+	{"drop_labels", T_DROP_LABELS, OFF(drop_labels), 0, 0, "KEY[,KEY...]",
+	 "Leave out the labels with these keys (glob patterns: 'request_id,*_id')"},
 	{"kernel_stacks", T_BOOL, OFF(sampling.opts.kernel_stacks), 0, 0, NULL, NULL},
 	{"max_labels", T_UINT, OFF(sampling.opts.max_labels), 0, UINT_MAX, NULL, NULL},
 	{"max_key_len", T_UINT, OFF(sampling.opts.max_key_len), 0, UINT_MAX, NULL, NULL},
@@ -425,6 +433,18 @@ static int set_key(struct agent_config *c, const struct key_def *k, const char *
 		return 0;
 	case T_HEADERS:
 		return parse_headers(c, v, err, err_len);
+	case T_KEEP_LABELS:
+		if (!agent_parse_bool(v, &b)) {
+			c->sampling.opts.read_labels = b;
+			c->keep_labels = NULL;
+			return 0;
+		}
+		c->sampling.opts.read_labels = true;
+		/* fallthrough */
+	case T_DROP_LABELS:
+		if (*v && labelsel__check(v, err, err_len))
+			return -EINVAL;
+		break;
 	case T_UNWIND:
 		if (cli_parse_unwind(v, FIELD(c, k, enum lp_unwind_mode))) {
 			snprintf(err, err_len, "invalid unwind method '%s' (auto, fp or cfi)", v);
@@ -521,6 +541,7 @@ void agent_config__put(struct agent_config *c)
 	for (i = 0; c->argv && i < (size_t)c->argc; i++)
 		free(c->argv[i]);
 	free(c->argv);
+	labelsel__free(c->labelsel);
 	free(c);
 }
 
@@ -639,11 +660,12 @@ static int parse_file(struct agent_config *c, FILE *f, const char *name, char *e
 }
 
 /* What no single key can check. */
-static int validate(const struct agent_config *c, char *err, size_t err_len)
+static int validate(struct agent_config *c, char *err, size_t err_len)
 {
 	const char *name = c->path ? c->path : "", *sep = c->path ? ": " : "";
 	enum sampler_opt bad;
 	char why[160];
+	bool bad_drop;
 
 	if (!c->output_dir && !c->otlp_url) {
 		/* in the words of where the settings came from: the file, else the flags */
@@ -657,6 +679,13 @@ static int validate(const struct agent_config *c, char *err, size_t err_len)
 				 "nothing to do: give --output-dir DIR or --otlp-endpoint URL (or "
 				 "a --config file that sets output_dir or otlp_endpoint)");
 		return -EINVAL;
+	}
+	if (c->keep_labels || c->drop_labels) {
+		/* each list passed on its own: only memory can fail */
+		c->labelsel =
+			labelsel__new(c->keep_labels, c->drop_labels, &bad_drop, err, err_len);
+		if (!c->labelsel)
+			return -ENOMEM;
 	}
 	if (c->retry_initial_ns > c->retry_max_ns) {
 		snprintf(err, err_len, "%s%sotlp_retry_initial is longer than otlp_retry_max", name,
@@ -832,6 +861,17 @@ out_free:
 	agent_config__put(flags);
 	agent_config__put(c);
 	return NULL;
+}
+
+static bool same_list(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+bool agent_config__same_labels(const struct agent_config *a, const struct agent_config *b)
+{
+	return same_list(a->keep_labels, b->keep_labels) &&
+	       same_list(a->drop_labels, b->drop_labels);
 }
 
 bool agent_config__same_sampling(const struct agent_config *a, const struct agent_config *b)

@@ -39,6 +39,9 @@ struct agent_config {
 	__u64 max_dir_bytes;	   /* 0: no limit */
 	__u64 max_age_ns;	   /* 0: no limit */
 	unsigned int extra_labels; /* enum output_extra_labels */
+	const char *keep_labels;   /* key "labels" given patterns; NULL: every key */
+	const char *drop_labels;   /* NULL: none */
+	struct labelsel *labelsel; /* from both; NULL: every label (or not loaded yet) */
 
 	const char *otlp_url; /* endpoint + /v1development/profiles; NULL: no push */
 	bool otlp_gzip;
@@ -76,6 +79,9 @@ struct agent_config *agent_config__parse_string(const char *text, const char *na
 struct agent_config *agent_config__get(struct agent_config *c);
 /* Drops a reference; the last one frees. NULL is fine. */
 void agent_config__put(struct agent_config *c);
+
+/* Whether the two configurations keep the same label keys. */
+bool agent_config__same_labels(const struct agent_config *a, const struct agent_config *b);
 
 /* Whether the two configurations sample the same way (else: a new session). */
 bool agent_config__same_sampling(const struct agent_config *a, const struct agent_config *b);

@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "labelprof.h"
 #include "lib/compiler.h"
+#include "profile/labelsel.h"
 #include "sampling/procs.h"
 #include "unwind/unwind.h"
 
@@ -46,6 +47,8 @@ static const char ringbuf_doc[] = "Ring buffer bytes, " STR(SAMPLER_MIN_RINGBUF_
 	" .. " STR(SAMPLER_MAX_RINGBUF_MIB) " MiB, rounded up to a power of two (default 0: 2 s of "
 	"samples at the frequency, " STR(SAMPLER_RINGBUF_MIN_MIB) " .. "
 	STR(SAMPLER_RINGBUF_MAX_MIB) " MiB)";
+static const char max_label_values_doc[] = "Text views show a key with more values than this "
+	"as KEY=* (default " STR(CLI_DEFAULT_MAX_LABEL_VALUES) "; 0: never)";
 static const char unwind_doc[] = "User stacks by auto (CFI where an object has it, frame "
 	"pointers elsewhere; the default), fp (frame pointers only) or cfi (CFI only)";
 static const char unwind_memory_doc[] = "Memory for unwind tables in BPF, "
@@ -265,6 +268,66 @@ static error_t parse_output_opt(int key, char *arg, struct argp_state *state)
 const struct argp output_argp = {
 	.options = output_options,
 	.parser = parse_output_opt,
+};
+
+enum {
+	OPT_LABELS = 0x3000,
+	OPT_DROP_LABELS,
+	OPT_MAX_LABEL_VALUES,
+};
+
+static const struct argp_option label_options[] = {
+	{"labels", OPT_LABELS, "KEY[,KEY...]", 0,
+	 "Keep only the labels with these keys (glob patterns: 'tenant,http.*')", 0},
+	{"drop-labels", OPT_DROP_LABELS, "KEY[,KEY...]", 0,
+	 "Leave out the labels with these keys (glob patterns: 'request_id,*_id')", 0},
+	{"max-label-values", OPT_MAX_LABEL_VALUES, "N", 0, max_label_values_doc, 0},
+	{},
+};
+
+static error_t parse_label_opt(int key, char *arg, struct argp_state *state)
+{
+	struct label_args *args = state->input;
+	unsigned long long v;
+	char why[160];
+	bool bad_drop;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		args->max_values = CLI_DEFAULT_MAX_LABEL_VALUES;
+		break;
+	case OPT_LABELS:
+		if (labelsel__check(arg, why, sizeof(why)))
+			argp_error(state, "--labels: %s", why);
+		args->keep = arg;
+		break;
+	case OPT_DROP_LABELS:
+		if (labelsel__check(arg, why, sizeof(why)))
+			argp_error(state, "--drop-labels: %s", why);
+		args->drop = arg;
+		break;
+	case OPT_MAX_LABEL_VALUES:
+		if (cli_parse_uint(arg, UINT_MAX, &v))
+			argp_error(state, "--max-label-values: invalid number '%s'", arg);
+		args->max_values = v;
+		break;
+	case ARGP_KEY_END:
+		if (!args->keep && !args->drop)
+			break;
+		args->sel = labelsel__new(args->keep, args->drop, &bad_drop, why, sizeof(why));
+		if (!args->sel)
+			argp_failure(state, 1, 0, "%s: %s", bad_drop ? "--drop-labels" : "--labels",
+				     why);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp label_argp = {
+	.options = label_options,
+	.parser = parse_label_opt,
 };
 
 int output_args__check(const struct output_args *args)

@@ -67,6 +67,27 @@ extern const struct argp output_argp;
  */
 int output_args__check(const struct output_args *args);
 
+/* Text views fold a label key with more distinct values than this (--max-label-values). */
+#define CLI_DEFAULT_MAX_LABEL_VALUES 100
+
+/*
+ * Which label keys a command keeps, and how many values of a key its text
+ * views list (profile/labelsel.h): the options record, top and convert share.
+ */
+struct label_args {
+	const char *keep;	 /* --labels: patterns; NULL: every key */
+	const char *drop;	 /* --drop-labels: patterns; NULL: none */
+	struct labelsel *sel;	 /* made from both once every flag is read; NULL: every key */
+	unsigned int max_values; /* --max-label-values; 0: never fold */
+};
+
+/*
+ * The argp parser of struct label_args, a child like sampling_argp. A bad
+ * pattern list is a usage error naming its flag. The caller frees sel
+ * (labelsel__free).
+ */
+extern const struct argp label_argp;
+
 /* A decimal integer in [0, max], nothing else. Returns 0 or -EINVAL. */
 int cli_parse_uint(const char *s, unsigned long long max, unsigned long long *out);
 

@@ -244,7 +244,8 @@ out_free:
 
 static struct session *open_session(const struct agent_config *c, char *err, size_t err_len)
 {
-	struct session_opts opts = {.profile_max_bytes = c->max_profile_bytes};
+	struct session_opts opts = {.profile_max_bytes = c->max_profile_bytes,
+				    .labels = c->labelsel};
 
 	return session__begin(&c->sampling.opts, &opts, err, err_len);
 }
@@ -360,6 +361,16 @@ static void reload(struct agent *a, int argc, char **argv)
 		a->session = st.session;
 		start_interval(a);
 		agent_log(LOG_NOTICE, "sampling at %u Hz from now on", c->sampling.opts.freq_hz);
+	} else if (!agent_config__same_labels(c, a->cfg)) {
+		/*
+		 * The profile being filled holds the old selection, which goes with the
+		 * old settings: its interval ends here, the next keeps the new keys.
+		 */
+		session__set_labels(a->session, c->labelsel);
+		finish_interval(a);
+		agent_log(LOG_NOTICE, "label selection changed: labels %s, drop_labels %s",
+			  c->keep_labels ? c->keep_labels : "(all)",
+			  c->drop_labels ? c->drop_labels : "(none)");
 	}
 	if (st.metrics_changed) {
 		metrics_server__stop(a->metrics);

@@ -13,6 +13,7 @@
 #include "cmd/commands.h"
 #include "format/input.h"
 #include "format/output.h"
+#include "profile/labelsel.h"
 #include "profile/symprof.h"
 
 /* Profiles larger than this are refused rather than read into memory. */
@@ -22,6 +23,7 @@ struct convert_env {
 	const char *input_path;
 	enum input_format input_format;
 	struct output_args output;
+	struct label_args labels;
 };
 
 enum {
@@ -44,6 +46,7 @@ static error_t parse_convert_opt(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &env->output;
+		state->child_inputs[1] = &env->labels;
 		break;
 	case OPT_INPUT_FORMAT:
 		v = input__format_by_name(arg);
@@ -65,6 +68,11 @@ static error_t parse_convert_opt(int key, char *arg, struct argp_state *state)
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
+}
+
+static bool keeps_key(const struct sp_string *key, void *sel)
+{
+	return labelsel__keeps(sel, key->bytes, key->len);
 }
 
 /* The whole of fd, up to MAX_INPUT_BYTES. Returns 0 or -errno (-EFBIG: too large). */
@@ -112,6 +120,7 @@ int cmd_convert(int argc, char **argv)
 	static struct convert_env env;
 	static const struct argp_child children[] = {
 		{&output_argp, 0, NULL, 0},
+		{&label_argp, 0, "Which labels:", 2},
 		{},
 	};
 	static const struct argp argp = {
@@ -133,6 +142,7 @@ int cmd_convert(int argc, char **argv)
 		return 2;
 	if (output_args__check(&env.output))
 		return 2;
+	env.output.opts.max_label_values = env.labels.max_values;
 	fd = strcmp(env.input_path, "-") ? open(env.input_path, O_RDONLY | O_CLOEXEC) : 0;
 	if (fd < 0) {
 		fprintf(stderr, "labelprof: cannot open %s: %s\n", env.input_path, strerror(errno));
@@ -152,6 +162,11 @@ int cmd_convert(int argc, char **argv)
 		fprintf(stderr, "labelprof: %s: %s\n", env.input_path,
 			err == -EINVAL && errbuf[0] ? errbuf : strerror(-err));
 		return 1;
+	}
+	/* the labels a recording with the same flags would have kept */
+	if (env.labels.sel && symprof__filter_labels(sp, keeps_key, env.labels.sel)) {
+		fprintf(stderr, "labelprof: out of memory\n");
+		goto out_free;
 	}
 	err = output_file__open(&of, env.output.path);
 	if (err) {
@@ -175,5 +190,6 @@ int cmd_convert(int argc, char **argv)
 	ret = 0;
 out_free:
 	symprof__free(sp);
+	labelsel__free(env.labels.sel);
 	return ret;
 }

@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cmd/commands.h"
 #include "format/output.h"
+#include "profile/labelsel.h"
 #include "sampling/procs.h"
 #include "unwind/unwind.h"
 #include "profile/profile.h"
@@ -25,6 +26,7 @@ struct record_env {
 	struct sampling_args sampling;
 	double duration_s; /* 0: until Ctrl-C, or until the target processes exit */
 	struct output_args output;
+	struct label_args labels;
 	char **command; /* -- CMD ARGS: started and profiled with its children */
 };
 
@@ -44,6 +46,7 @@ static error_t parse_record_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &env->sampling;
 		state->child_inputs[1] = &env->output;
+		state->child_inputs[2] = &env->labels;
 		break;
 	case 'd':
 		d = strtod(arg, &end);
@@ -208,6 +211,7 @@ int cmd_record(int argc, char **argv)
 	static const struct argp_child children[] = {
 		{&sampling_argp, 0, "What to sample:", 1},
 		{&output_argp, 0, NULL, 0},
+		{&label_argp, 0, "Which labels:", 2},
 		{},
 	};
 	static const struct argp argp = {
@@ -219,6 +223,7 @@ int cmd_record(int argc, char **argv)
 		.children = children,
 	};
 	struct sampling_args *args = &env.sampling;
+	struct session_opts sopts = {};
 	struct session *s = NULL;
 	struct output_file of = {};
 	struct lp_counters counters = {};
@@ -232,6 +237,7 @@ int cmd_record(int argc, char **argv)
 		return 2;
 	if (output_args__check(&env.output))
 		return 2;
+	env.output.opts.max_label_values = env.labels.max_values;
 	if (env.command) {
 		child = start_command(env.command, &go_fd, &exec_err_fd);
 		if (child < 0) {
@@ -246,6 +252,7 @@ int cmd_record(int argc, char **argv)
 	}
 
 	args->opts.follow_children = env.command && !args->all;
+	sopts.labels = env.labels.sel;
 	/* before the BPF program loads: a bad destination is known at once */
 	err = output_file__open(&of, env.output.path);
 	if (err) {
@@ -253,7 +260,7 @@ int cmd_record(int argc, char **argv)
 			strerror(-err));
 		goto out_free;
 	}
-	s = session__begin(&args->opts, NULL, errbuf, sizeof(errbuf));
+	s = session__begin(&args->opts, &sopts, errbuf, sizeof(errbuf));
 	if (!s) {
 		fprintf(stderr, "labelprof: %s\n", errbuf);
 		goto out_free;
@@ -333,5 +340,6 @@ out_free:
 		waitpid(child, &status, 0);
 	}
 	output_file__abort(&of);
+	labelsel__free(env.labels.sel);
 	return ret;
 }

@@ -25,6 +25,7 @@
 #include "lib/compiler.h"
 #include "cli/cli.h"
 #include "cmd/commands.h"
+#include "profile/labelsel.h"
 #include "profile/profile.h"
 #include "sampling/session.h"
 #include "symbolize/symbols.h"
@@ -69,6 +70,7 @@ static const char *const screen_leave[] = {
 
 struct top_env {
 	struct sampling_args sampling;
+	struct label_args labels;
 	struct top_key keys[TOP_MAX_KEYS]; /* point into argv */
 	size_t key_count;		   /* 0: the most common key */
 	double interval_s;
@@ -126,6 +128,7 @@ static error_t parse_top_opt(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &env->sampling;
+		state->child_inputs[1] = &env->labels;
 		break;
 	case OPT_BY:
 		return parse_by(env, arg, state);
@@ -559,6 +562,7 @@ int cmd_top(int argc, char **argv)
 	};
 	static const struct argp_child children[] = {
 		{&sampling_argp, 0, "What to sample:", 1},
+		{&label_argp, 0, "Which labels:", 2},
 		{},
 	};
 	static const struct argp argp = {
@@ -575,7 +579,7 @@ int cmd_top(int argc, char **argv)
 	/* like top(1): a hangup or SIGQUIT quits too */
 	static const int quit_sigs[] = {SIGHUP, SIGQUIT, 0};
 	/* the first refresh comes on time and covers one interval */
-	const struct session_opts sopts = {
+	struct session_opts sopts = {
 		.preload_kernel_symbols = true,
 		.stop_signals = quit_sigs,
 	};
@@ -589,6 +593,7 @@ int cmd_top(int argc, char **argv)
 	st.status.freq_hz = env.sampling.opts.freq_hz;
 	st.status.cumulative = env.cumulative;
 
+	sopts.labels = env.labels.sel;
 	st.s = session__begin(&env.sampling.opts, &sopts, errbuf, sizeof(errbuf));
 	if (!st.s) {
 		fprintf(stderr, "labelprof: %s\n", errbuf);
@@ -609,5 +614,6 @@ int cmd_top(int argc, char **argv)
 	top_view__free(&st.view);
 	symprof__free(st.sp);
 	session__close(st.s);
+	labelsel__free(env.labels.sel);
 	return err ? 1 : 0;
 }

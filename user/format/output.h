@@ -38,6 +38,11 @@ enum output_extra_labels {
 
 struct output_opts {
 	unsigned int extra_labels; /* enum output_extra_labels */
+	/*
+	 * Text views (folded, report, html) show a key with more distinct values
+	 * than this as KEY=*, and say so; 0: never. Machine formats keep them.
+	 */
+	unsigned int max_label_values;
 };
 
 /* "pid,comm" and the like to enum output_extra_labels bits; -1 for an unknown name. */
@@ -58,7 +63,9 @@ int output__write(FILE *f, enum output_format format, const struct symprof *sp,
  * Folded stacks, one line per (comm, label set, stack) summed over pids and
  * tids, sorted:
  *   comm;[k1=v1,k2=v2];root;...;leaf COUNT
- * Labels are sorted by key ("[]" when none). User frames come root first,
+ * Labels are sorted by key ("[]" when none); trace and span ids are left
+ * out and a key with more than opts->max_label_values values is written
+ * KEY=* (format/labelfold.h; a line on stderr says so). User frames come root first,
  * then kernel frames suffixed "_[k]" (leaf-most: the kernel runs on behalf
  * of the user frames). A frame is the function name, "[module+0xOFF]" when
  * only the module is known (basename without the brackets of a pseudo path
@@ -83,7 +90,8 @@ int output__write_json(FILE *f, const struct symprof *sp, const struct output_op
 
 /*
  * A report for people: for every label key, the CPU share of each value (the
- * top ones; samples that do not set the key as "(not set)") and the hottest
+ * top ones; samples that do not set the key as "(not set)"; a folded key's
+ * one value "*", under a line that says so; no trace or span ids) and the hottest
  * functions (self time; functions inlined into a function count as its own,
  * as in perf report) under each. Non-printable bytes are shown as \xHH.
  */

@@ -11,6 +11,7 @@
 
 #include "format/output.h"
 #include "profile/profile.h"
+#include "format/labelfold.h"
 #include "profile/symprof.h"
 
 struct line {
@@ -20,6 +21,7 @@ struct line {
 
 struct folded {
 	const struct symprof *sp;
+	struct labelfold fold;
 	char *buf;
 	size_t len, cap;
 	struct line *lines;
@@ -154,7 +156,7 @@ static int add_line(struct folded *w, const struct sp_sample *s)
 	const struct sp_range *set = &w->sp->label_sets[s->label_set];
 	const struct sp_range *stack = &w->sp->stacks[s->stack];
 	const struct sp_string *comm = symprof__str(w->sp, s->comm);
-	size_t start = w->len;
+	size_t start = w->len, shown = 0;
 	__u32 i;
 	int err;
 
@@ -168,14 +170,19 @@ static int add_line(struct folded *w, const struct sp_sample *s)
 		const struct sp_label *l = &w->sp->labels[set->first + i];
 		const struct sp_string *k = symprof__str(w->sp, l->key);
 		const struct sp_string *v = symprof__str(w->sp, l->value);
+		enum label_shown how = labelfold__shown(&w->fold, l->key);
 
-		if (i)
+		if (how == LABEL_HIDDEN)
+			continue;
+		if (shown++)
 			err = put_str(w, ",");
 		if (!err)
 			err = put_escaped(w, k->bytes, k->len);
 		if (!err)
 			err = put_str(w, "=");
-		if (!err)
+		if (!err && how == LABEL_FOLDED)
+			err = put_str(w, LABELFOLD_VALUE);
+		else if (!err)
 			err = put_escaped(w, v->bytes, v->len);
 	}
 	if (!err)
@@ -212,8 +219,12 @@ int output__write_folded(FILE *f, const struct symprof *sp, const struct output_
 {
 	struct folded w = {.sp = sp};
 	size_t i, j;
-	int err = 0;
+	int err;
 
+	err = labelfold__init(&w.fold, sp, opts ? opts->max_label_values : 0);
+	/* the lines are for people: what they no longer see, they are told */
+	if (!err)
+		labelfold__describe(&w.fold, sp, stderr, "labelprof: folded: ");
 	for (i = 0; i < sp->sample_count && !err; i++)
 		err = add_line(&w, &sp->samples[i]);
 	if (err)
@@ -233,6 +244,7 @@ int output__write_folded(FILE *f, const struct symprof *sp, const struct output_
 	else if (ferror(f))
 		err = -EIO;
 out_free:
+	labelfold__free(&w.fold);
 	free(w.buf);
 	free(w.lines);
 	return err;

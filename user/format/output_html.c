@@ -14,7 +14,11 @@
  *                                        and line of each name of "locs",
  *                                        in its order (0: unknown)
  *    "stacks":[[loc...]...],             by stack id, root first
- *    "sets":[[key,value...]...],         by label set id, sorted by key
+ *    "sets":[[key,value...]...],         by label set id, sorted by key;
+ *                                        trace and span ids left out, the
+ *                                        value of a folded key "*"
+ *                                        (format/labelfold.h), meta.folded
+ *                                        lists those keys
  *    "samples":[proc,set,stack,count,dropped,...],  flat, merged over pids
  *                                        and tids of the same process name
  *    "strings":[...]}                    every name above is an index here
@@ -31,6 +35,7 @@
 #include <string.h>
 
 #include "html_assets.h"
+#include "format/labelfold.h"
 #include "format/output.h"
 #include "profile/profile.h"
 #include "profile/symprof.h"
@@ -44,7 +49,12 @@ struct html {
 	__u32 *page_id; /* symprof string id -> index in "strings" (0: not written yet) */
 	__u32 *order;	/* index in "strings" -> symprof string id */
 	size_t nstrings;
+	struct labelfold fold;
+	__u32 folded_value; /* index in "strings" of LABELFOLD_VALUE; 0: not written yet */
 };
+
+/* An order[] entry that stands for LABELFOLD_VALUE, which the symprof may not hold. */
+#define FOLDED_VALUE_ID UINT32_MAX
 
 /* One line of "samples" before merging. */
 struct html_sample {
@@ -176,10 +186,19 @@ static void put_stacks(struct html *h)
 	putc_unlocked(']', h->f);
 }
 
+static __u32 folded_value(struct html *h)
+{
+	if (!h->folded_value) {
+		h->folded_value = h->nstrings;
+		h->order[h->nstrings++] = FOLDED_VALUE_ID;
+	}
+	return h->folded_value;
+}
+
 static void put_label_sets(struct html *h)
 {
 	const struct symprof *sp = h->sp;
-	size_t i;
+	size_t i, shown;
 	__u32 j;
 
 	fputs_unlocked(",\n\"sets\":[", h->f);
@@ -187,12 +206,16 @@ static void put_label_sets(struct html *h)
 		const struct sp_range *r = &sp->label_sets[i];
 
 		fputs_unlocked(i ? ",[" : "[", h->f);
-		for (j = 0; j < r->count; j++) {
+		for (j = 0, shown = 0; j < r->count; j++) {
 			const struct sp_label *l = &sp->labels[r->first + j];
-			__u32 k = page_string(h, l->key);
+			enum label_shown how = labelfold__shown(&h->fold, l->key);
+			__u32 k, v;
 
-			fprintf(h->f, "%s%" PRIu32 ",%" PRIu32, j ? "," : "", k,
-				page_string(h, l->value));
+			if (how == LABEL_HIDDEN)
+				continue;
+			k = page_string(h, l->key);
+			v = how == LABEL_FOLDED ? folded_value(h) : page_string(h, l->value);
+			fprintf(h->f, "%s%" PRIu32 ",%" PRIu32, shown++ ? "," : "", k, v);
 		}
 		putc_unlocked(']', h->f);
 	}
@@ -280,18 +303,26 @@ static int count_processes(const struct symprof *sp, size_t *out)
 static void put_meta(struct html *h, size_t processes)
 {
 	const struct sp_meta *m = &h->sp->meta;
+	size_t i;
 
 	fprintf(h->f,
 		"{\"v\":1,\"meta\":{\"samples\":%" PRIu64 ",\"frequency_hz\":%" PRIu64
 		",\"period_ns\":%" PRIu64 ",\"start_ms\":%" PRIu64 ",\"duration_ns\":%" PRIu64
 		",\"ringbuf_drops\":%" PRIu64 ",\"samples_dropped\":%" PRIu64
 		",\"label_read_faults\":%" PRIu64 ",\"truncations\":%" PRIu64
-		",\"processes\":%zu,\"host\":%" PRIu32 "}",
+		",\"processes\":%zu,\"host\":%" PRIu32,
 		(uint64_t)symprof__total(h->sp), (uint64_t)m->frequency_hz, (uint64_t)m->period_ns,
 		(uint64_t)(m->start_time_unix_ns / 1000000), (uint64_t)m->duration_ns,
 		(uint64_t)m->counters.ringbuf_drops, (uint64_t)m->samples_dropped,
 		(uint64_t)m->counters.label_read_faults, (uint64_t)m->counters.truncations,
 		processes, page_string(h, m->host_name));
+	/* keys shown as KEY=*: [key, distinct values, the limit] */
+	fputs_unlocked(",\"folded\":[", h->f);
+	for (i = 0; i < h->fold.nfolded; i++)
+		fprintf(h->f, "%s[%" PRIu32 ",%" PRIu32 ",%u]", i ? "," : "",
+			page_string(h, h->fold.folded[i].key), h->fold.folded[i].values,
+			h->fold.max_values);
+	fputs_unlocked("]}", h->f);
 }
 
 static int put_data(struct html *h)
@@ -317,7 +348,11 @@ static int put_data(struct html *h)
 
 		if (i)
 			putc_unlocked(',', h->f);
-		put_shown(h->f, s->bytes, s->len);
+		if (h->order[i] == FOLDED_VALUE_ID)
+			put_shown(h->f, (const unsigned char *)LABELFOLD_VALUE,
+				  strlen(LABELFOLD_VALUE));
+		else
+			put_shown(h->f, s->bytes, s->len);
 	}
 	fputs_unlocked("]}", h->f);
 	return 0;
@@ -330,8 +365,10 @@ int output__write_html(FILE *f, const struct symprof *sp, const struct output_op
 	int err = -ENOMEM;
 
 	h.page_id = calloc(n, sizeof(*h.page_id));
-	h.order = calloc(n, sizeof(*h.order));
-	if (!h.page_id || !h.order)
+	/* one more: the folded value */
+	h.order = calloc(n + 1, sizeof(*h.order));
+	if (!h.page_id || !h.order ||
+	    labelfold__init(&h.fold, sp, opts ? opts->max_label_values : 0))
 		goto out_free;
 	flockfile(f);
 	fwrite_unlocked(html_head, 1, sizeof(html_head), f);
@@ -342,6 +379,7 @@ int output__write_html(FILE *f, const struct symprof *sp, const struct output_op
 		goto out_free;
 	err = fflush(f) ? -errno : ferror(f) ? -EIO : 0;
 out_free:
+	labelfold__free(&h.fold);
 	free(h.page_id);
 	free(h.order);
 	return err;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "format/fmt.h"
+#include "format/labelfold.h"
 #include "format/output.h"
 #include "profile/symprof.h"
 
@@ -30,6 +31,7 @@ struct report_row {
 
 struct report {
 	const struct symprof *sp;
+	struct labelfold fold;
 	struct report_row *rows;
 	size_t len, cap;
 	/* distinct label keys seen (string ids), to report samples that do not set one */
@@ -134,9 +136,16 @@ static int collect(struct report *r, const struct sp_sample *s)
 		r->labelled += s->count;
 	for (i = 0; i < set->count; i++) {
 		const struct sp_label *l = &r->sp->labels[set->first + i];
+		enum label_shown how = labelfold__shown(&r->fold, l->key);
 
+		if (how == LABEL_HIDDEN)
+			continue;
 		if (note_key(r, l->key) || add_row(r, l->key, &l->value, fn, s->count))
 			return -ENOMEM;
+		if (how == LABEL_FOLDED) {
+			r->rows[r->len - 1].value = (const unsigned char *)LABELFOLD_VALUE;
+			r->rows[r->len - 1].value_len = strlen(LABELFOLD_VALUE);
+		}
 	}
 	return r->err;
 }
@@ -376,8 +385,9 @@ int output__write_report(FILE *f, const struct symprof *sp, const struct output_
 	const struct sp_meta *meta = &sp->meta;
 	struct report r = {.sp = sp};
 	size_t i, first;
-	int err = 0;
+	int err;
 
+	err = labelfold__init(&r.fold, sp, opts ? opts->max_label_values : 0);
 	for (i = 0; i < sp->sample_count && !err; i++)
 		err = collect(&r, &sp->samples[i]);
 	for (i = 0; i < sp->sample_count && r.nkeys && !err; i++)
@@ -394,6 +404,9 @@ int output__write_report(FILE *f, const struct symprof *sp, const struct output_
 		(unsigned long long)meta->counters.ringbuf_drops);
 	if (!r.nkeys)
 		err = print_unlabelled(f, &r);
+	labelfold__describe(&r.fold, sp, f, "");
+	if (r.fold.nfolded)
+		fputc('\n', f);
 
 	/* rows is NULL when no sample has labels, and qsort's base must not be. */
 	if (r.len)
@@ -413,6 +426,7 @@ int output__write_report(FILE *f, const struct symprof *sp, const struct output_
 	if (!err && ferror(f))
 		err = -EIO;
 out:
+	labelfold__free(&r.fold);
 	for (i = 0; i < r.nnames; i++)
 		free(r.names[i]);
 	free(r.names);

@@ -13,6 +13,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "profile/labelsel.h"
 #include "profile/profile.h"
 #include "symbolize/symbols.h"
 
@@ -72,6 +73,7 @@ struct dlabel {
 
 struct profile {
 	struct symbolizer *sym;
+	const struct labelsel *labels;
 	size_t max_bytes;
 	__u64 seed;
 	struct lset *lsets;
@@ -518,6 +520,20 @@ static long decode_labels(struct profile *p, const unsigned char *b, size_t labe
 	return off == label_bytes ? (long)count : -EINVAL;
 }
 
+/* Leaves out of p->scratch the labels whose key the selection drops; the new count. */
+static size_t select_labels(struct profile *p, size_t n)
+{
+	size_t i, out = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct profile_label *l = &p->scratch[i].l;
+
+		if (labelsel__keeps(p->labels, l->key, l->key_len))
+			p->scratch[out++] = p->scratch[i];
+	}
+	return out;
+}
+
 /*
  * The n labels in p->scratch through the resolver, with the process's own
  * appended (*n grows). Returns the bytes of their encoding, 0 without memory
@@ -583,6 +599,8 @@ int profile__add_sample(struct profile *p, const void *rec, size_t size)
 		if (!enc_len)
 			return -ENOMEM;
 	}
+	if (p->labels)
+		n = select_labels(p, n);
 	n = canonicalize(p->scratch, n);
 
 	p->st.samples++;
@@ -655,6 +673,7 @@ struct profile *profile__new(struct symbolizer *sym, const struct profile_opts *
 	if (!p)
 		return NULL;
 	p->sym = sym;
+	p->labels = opts ? opts->labels : NULL;
 	p->seed = random_seed();
 	p->bytes = sizeof(*p);
 	/* What samples fall back to past the memory limit, so interned before it applies. */

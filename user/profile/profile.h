@@ -10,7 +10,8 @@
  * labels with one key, the one of the first source (enum lp_label_source:
  * custom labels, OTel thread, Go pprof, OTel process; docs/design.md section
  * 1) wins, then the first occurrence; order has no meaning (a set is kept
- * sorted by key bytes, shorter first on a common prefix).
+ * sorted by key bytes, shorter first on a common prefix). Keys the label
+ * selection drops are left out before anything else sees the set.
  *
  * Memory is bounded by profile_opts.max_bytes: past it, samples that would
  * need a new label set or stack are counted without them (PROFILE_ST_DROPPED);
@@ -25,6 +26,7 @@
 
 #include "labelprof.h"
 
+struct labelsel;
 struct symbolizer;
 
 /* Status bit added by the profile, beyond enum lp_sample_status. */
@@ -32,6 +34,8 @@ struct symbolizer;
 
 struct profile_opts {
 	size_t max_bytes; /* 0: 256 MiB */
+	/* the label keys to keep (labelsel.h); NULL: all. Must outlive the profile. */
+	const struct labelsel *labels;
 };
 
 struct profile_label {

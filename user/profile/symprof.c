@@ -526,6 +526,58 @@ int symprof__add_sample(struct symprof *sp, const struct sp_sample *s)
 	return 0;
 }
 
+int symprof__filter_labels(struct symprof *sp, symprof_key_fn keep, void *ctx)
+{
+	struct id_index *sets_ix = &sp->index->idx[T_LABEL_SET];
+	struct id_index *samples_ix = &sp->index->idx[T_SAMPLE];
+	size_t id, j, kept, n;
+	__u32 *map, other, *slot;
+
+	if (sp->error)
+		return sp->error;
+	map = calloc(sp->label_set_count, sizeof(*map));
+	if (!map)
+		return sp->error = -ENOMEM;
+	/* each set loses the labels in place; sets left equal become one */
+	if (sets_ix->cap)
+		memset(sets_ix->slots, 0, sets_ix->cap * sizeof(*sets_ix->slots));
+	sets_ix->used = 0;
+	for (id = 1; id < sp->label_set_count; id++) {
+		struct sp_range *r = &sp->label_sets[id];
+		struct sp_label *l = sp->labels + r->first;
+
+		for (j = kept = 0; j < r->count; j++)
+			if (keep(symprof__str(sp, l[j].key), ctx))
+				l[kept++] = l[j];
+		r->count = kept;
+		if (!kept)
+			continue;
+		slot = INDEX_FIND(sets_ix, label_set_hash_of(sp, id), other,
+				  sp->label_sets[other].count == kept &&
+					  !memcmp(sp->labels + sp->label_sets[other].first, l,
+						  kept * sizeof(*l)));
+		if (!other) {
+			*slot = other = id;
+			sets_ix->used++;
+		}
+		map[id] = other;
+	}
+	/* samples that now differ in nothing merge, in place: a sample only moves down */
+	if (samples_ix->cap)
+		memset(samples_ix->slots, 0, samples_ix->cap * sizeof(*samples_ix->slots));
+	samples_ix->used = 0;
+	n = sp->sample_count;
+	sp->sample_count = 0;
+	for (j = 0; j < n; j++) {
+		struct sp_sample s = sp->samples[j];
+
+		s.label_set = s.label_set < sp->label_set_count ? map[s.label_set] : 0;
+		symprof__add_sample(sp, &s);
+	}
+	free(map);
+	return sp->error;
+}
+
 static struct sp_process *process_find(const struct symprof *sp, __u32 pid, __u32 **slot)
 {
 	const struct id_index *ix = &sp->index->idx[T_PROCESS];

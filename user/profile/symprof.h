@@ -177,6 +177,13 @@ __u32 symprof__label_set(struct symprof *sp, const struct sp_label *labels, size
  * (ORing status), or appends s. Returns 0 or -ENOMEM.
  */
 int symprof__add_sample(struct symprof *sp, const struct sp_sample *s);
+/*
+ * Leaves out of every label set the labels whose key keep refuses, then
+ * merges the label sets and the samples that became equal (label set and
+ * sample ids change; other tables stay). Returns 0 or -ENOMEM.
+ */
+typedef bool (*symprof_key_fn)(const struct sp_string *key, void *ctx);
+int symprof__filter_labels(struct symprof *sp, symprof_key_fn keep, void *ctx);
 /* Records what is known of pid (a later call fills what was 0). Returns 0 or -ENOMEM. */
 int symprof__set_process(struct symprof *sp, const struct sp_process *proc);
 /* The process entry of pid, or NULL. */

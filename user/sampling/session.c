@@ -53,7 +53,7 @@ static int on_record(void *ctx, const void *data, size_t size)
 
 static struct profile *new_profile(struct session *s)
 {
-	struct profile_opts po = {.max_bytes = s->profile_max_bytes};
+	struct profile_opts po = {.max_bytes = s->profile_max_bytes, .labels = s->labels};
 	struct profile_resolver r;
 	struct profile *p = profile__new(s->symbolizer, &po);
 
@@ -126,6 +126,7 @@ struct session *session__begin(const struct sampler_opts *sampler, const struct 
 		goto out_close;
 	}
 	s->profile_max_bytes = opts->profile_max_bytes;
+	s->labels = opts->labels;
 	if (sampler->filter_mode == LP_FILTER_PIDS) {
 		s->targets = sampler->pids;
 		s->target_count = sampler->pid_count;
@@ -179,6 +180,11 @@ struct profile *session__take_profile(struct session *s)
 		return NULL;
 	s->profile = fresh;
 	return old;
+}
+
+void session__set_labels(struct session *s, const struct labelsel *labels)
+{
+	s->labels = labels;
 }
 
 void session__stop(struct session *s)

@@ -15,6 +15,7 @@
 
 #include "sampling/sampler.h"
 
+struct labelsel;
 struct otel_labels;
 struct profile;
 struct procs;
@@ -34,6 +35,7 @@ struct session {
 	const pid_t *targets;
 	size_t target_count;
 	size_t profile_max_bytes;
+	const struct labelsel *labels;
 };
 
 struct session_opts {
@@ -45,6 +47,8 @@ struct session_opts {
 	bool preload_kernel_symbols;
 	/* 0-terminated: signals that ask for a stop besides SIGINT and SIGTERM */
 	const int *stop_signals;
+	/* the label keys profiles keep (labelsel.h); NULL: all. Must outlive the session. */
+	const struct labelsel *labels;
 };
 
 /*
@@ -66,6 +70,11 @@ int session__poll(struct session *s, int timeout_ms);
  * fails: the old one stays). The caller frees it, after symbolizing it.
  */
 struct profile *session__take_profile(struct session *s);
+/*
+ * The label selection of the profiles session__take_profile starts from now
+ * on (NULL: every label); the current profile keeps the one it began with.
+ */
+void session__set_labels(struct session *s, const struct labelsel *labels);
 /* Stops sampling and handles what the ring buffer still holds. */
 void session__stop(struct session *s);
 void session__close(struct session *s);

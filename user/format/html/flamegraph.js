@@ -656,6 +656,13 @@
 			const dropped = fmtInt(meta.samples_dropped);
 			items.push(['Samples without stack (memory limit)', dropped, true]);
 		}
+		/* keys with too many values to list, shown as KEY=* */
+		const folded = array(meta.folded).filter(Array.isArray).map(function (f) {
+			return str(f[0]) + ' (' + fmtInt(f[1] || 0) + ' values, over ' + fmtInt(f[2] || 0) +
+				') shown as ' + str(f[0]) + '=*';
+		});
+		if (folded.length)
+			items.push(['Folded', folded.join(', ')]);
 		if (meta.start_ms) {
 			const iso = new Date(meta.start_ms).toISOString();
 			items.push(['Started', iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')]);
