@@ -164,6 +164,7 @@ static void update_stats(struct agent *a)
 	stats__set(&a->stats.samples_with_labels, c.samples_with_labels);
 	stats__set(&a->stats.ringbuf_drops, c.ringbuf_drops);
 	stats__set(&a->stats.label_read_faults, c.label_read_faults);
+	stats__set(&a->stats.null_values, c.null_values);
 	stats__set(&a->stats.processes_tracked, ps.tracked);
 }
 

@@ -130,7 +130,8 @@ static int release_command(int go_fd, int err_fd)
 	return e;
 }
 
-static void print_summary(const struct session *s, const struct lp_counters *c, double secs)
+static void print_summary(const struct session *s, const struct lp_counters *c, double secs,
+			  bool verbose)
 {
 	struct procs_stats ps;
 
@@ -148,6 +149,13 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 	if (c->event_drops)
 		fprintf(stderr, "labelprof: %llu process events dropped (ring buffer full)\n",
 			(unsigned long long)c->event_drops);
+	/* a writer's normal state, not a problem: only on request */
+	if (verbose)
+		fprintf(stderr,
+			"labelprof: %llu labels not in use skipped (NULL value of length 0), "
+			"%llu samples of processes without a recipe, %llu of kernel threads\n",
+			(unsigned long long)c->null_values, (unsigned long long)c->unknown_pids,
+			(unsigned long long)c->kernel_threads);
 }
 
 /* One status line, rewritten in place: only for a terminal. */
@@ -293,7 +301,7 @@ int cmd_record(int argc, char **argv)
 			env.output.path ? " to " : "", env.output.path ? env.output.path : "",
 			strerror(-err));
 	}
-	print_summary(s, &counters, (end_ns - start_ns) / 1e9);
+	print_summary(s, &counters, (end_ns - start_ns) / 1e9, args->opts.verbose);
 	ret = err ? 1 : 0;
 
 out_free:
