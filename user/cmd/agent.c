@@ -245,7 +245,8 @@ out_free:
 
 static struct session *open_session(const struct agent_config *c, char *err, size_t err_len)
 {
-	struct session_opts opts = {.profile_max_bytes = c->max_profile_bytes};
+	struct session_opts opts = {.profile_max_bytes = c->max_profile_bytes,
+				    .symbol_memory = c->symbol_memory};
 
 	return session__begin(&c->sampling.opts, &opts, err, err_len);
 }

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "agent/config.h"
 #include "cli/cli.h"
 #include "cmd/commands.h"
 #include "format/output.h"
@@ -25,17 +26,25 @@ struct record_env {
 	double duration_s; /* 0: until Ctrl-C, or until the target processes exit */
 	struct output_args output;
 	char **command; /* -- CMD ARGS: started and profiled with its children */
+	size_t symbol_memory; /* --symbol-memory; 0: the symbolizer's default */
 };
+
+#define OPT_SYMBOL_MEMORY 0x100 /* below the children's keys (cli.c) */
 
 static const struct argp_option record_options[] = {
 	{"duration", 'd', "SECONDS", 0,
 	 "Stop after this long (default: Ctrl-C, or when the profiled processes exit)", 0},
+	{"symbol-memory", OPT_SYMBOL_MEMORY, "SIZE", 0,
+	 "Memory for symbol tables, DWARF and source lines, e.g. 16M (default 24M): less "
+	 "keeps fewer line tables of big libraries in memory, which are read again when needed",
+	 0},
 	{},
 };
 
 static error_t parse_record_opt(int key, char *arg, struct argp_state *state)
 {
 	struct record_env *env = state->input;
+	__u64 bytes;
 	double d;
 	char *end;
 
@@ -49,6 +58,11 @@ static error_t parse_record_opt(int key, char *arg, struct argp_state *state)
 		if (end == arg || *end || !(d > 0) || d > 1e7)
 			argp_error(state, "invalid duration '%s' (seconds, > 0)", arg);
 		env->duration_s = d;
+		break;
+	case OPT_SYMBOL_MEMORY:
+		if (agent_parse_size(arg, &bytes) || bytes < (1 << 20) || bytes > (1ull << 40))
+			argp_error(state, "--symbol-memory: invalid size '%s' (1M .. 1T)", arg);
+		env->symbol_memory = bytes;
 		break;
 	case ARGP_KEY_ARGS:
 		env->command = state->argv + state->next;
@@ -233,7 +247,8 @@ int cmd_record(int argc, char **argv)
 	}
 
 	args->opts.follow_children = env.command && !args->all;
-	s = session__begin(&args->opts, NULL, errbuf, sizeof(errbuf));
+	s = session__begin(&args->opts, &(struct session_opts){.symbol_memory = env.symbol_memory},
+			   errbuf, sizeof(errbuf));
 	if (!s) {
 		fprintf(stderr, "labelprof: %s\n", errbuf);
 		goto out_free;
