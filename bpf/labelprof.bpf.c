@@ -312,17 +312,18 @@ struct copy_ctx {
 	struct lp_sample *s;
 	struct task_struct *task;
 	struct lp_counters *c;
-	__u64 lo;	/* the user address win[0] holds; strings from there are in the window */
-	__u64 hi;	/* the end of the furthest string */
-	__u32 at;	/* where in set[] the labels start */
-	__u32 win_len;	/* bytes of win[] read; 0: no window, every string read by itself */
+	__u64 lo;      /* the user address win[0] holds; strings from there are in the window */
+	__u64 hi;      /* the end of the furthest string */
+	__u32 at;      /* where in set[] the labels start */
+	__u32 win_len; /* bytes of win[] read; 0: no window, every string read by itself */
 };
 
 /* label i of the set read into sc->set */
 static __always_inline struct lp_label_abi *set_label(struct copy_ctx *cx, __u32 i)
 {
 	return __builtin_assume_aligned(
-		&cx->sc->set[(cx->at + i * sizeof(struct lp_label_abi)) & LSET_MASK], sizeof(__u64));
+		&cx->sc->set[(cx->at + i * sizeof(struct lp_label_abi)) & LSET_MASK],
+		sizeof(__u64));
 }
 
 /* The bytes of a string kept: a key or value is cut at its limit. */
@@ -500,10 +501,11 @@ static __always_inline void copy_labels(struct task_struct *task, bool remote,
 	if (n > LP_MAX_LABELS)
 		n = LP_MAX_LABELS;
 	rel = storage - addr;
-	if (near && storage >= addr && rel <= spec && spec - rel >= n * sizeof(struct lp_label_abi)) {
+	if (near && storage >= addr && rel <= spec &&
+	    spec - rel >= n * sizeof(struct lp_label_abi)) {
 		cx.at = rel;
-	} else if (!storage || read_user(task, remote, sc->set, n * sizeof(struct lp_label_abi),
-					 storage)) {
+	} else if (!storage ||
+		   read_user(task, remote, sc->set, n * sizeof(struct lp_label_abi), storage)) {
 		s->status |= LP_ST_READ_FAULT;
 		return;
 	}

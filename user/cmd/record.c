@@ -25,7 +25,7 @@ struct record_env {
 	struct sampling_args sampling;
 	double duration_s; /* 0: until Ctrl-C, or until the target processes exit */
 	struct output_args output;
-	char **command; /* -- CMD ARGS: started and profiled with its children */
+	char **command;	      /* -- CMD ARGS: started and profiled with its children */
 	size_t symbol_memory; /* --symbol-memory; 0: the symbolizer's default */
 };
 

@@ -120,8 +120,8 @@ struct session *session__begin(const struct sampler_opts *sampler, const struct 
 		s->targets = sampler->pids;
 		s->target_count = sampler->pid_count;
 	}
-	s->symbolizer = symbolizer__new(&(struct symbolizer_opts){
-		.max_symbol_bytes = opts->symbol_memory});
+	s->symbolizer =
+		symbolizer__new(&(struct symbolizer_opts){.max_symbol_bytes = opts->symbol_memory});
 	s->profile = s->symbolizer ? new_profile(s) : NULL;
 	if (!s->profile) {
 		snprintf(err, err_len, "out of memory");
