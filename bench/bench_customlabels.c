@@ -120,6 +120,54 @@ static double bench_run_with(void)
 	return (double)(now_ns() - t0) / ITERS;
 }
 
+/* Installing a prepared OpenTelemetry thread context record, and back. */
+static double bench_otel_attach(struct custom_labels_otel_record *a,
+				struct custom_labels_otel_record *b)
+{
+	uint64_t t0 = now_ns();
+	int i;
+
+	for (i = 0; i < ITERS; i += 2) {
+		custom_labels_otel_attach(a);
+		custom_labels_otel_attach(b);
+	}
+	return (double)(now_ns() - t0) / ITERS;
+}
+
+/* Filling a record for a new span: ids and three attributes. */
+static double bench_otel_fill(struct custom_labels_otel_record *r)
+{
+	static const unsigned char trace[16] = {0x4b, 0xf9, 0x2f, 0x35}, span[8] = {0xb7};
+	uint64_t t0 = now_ns();
+	int i;
+
+	for (i = 0; i < ITERS; i++) {
+		sink += custom_labels_otel_record_init(r, trace, span, 1);
+		sink += custom_labels_otel_record_add(r, 0, "GET /api/v1/users", 17);
+		sink += custom_labels_otel_record_add(r, 1, "acme-corp", 9);
+		sink += custom_labels_otel_record_add(r, 2, "eu-west-1", 9);
+	}
+	return (double)(now_ns() - t0) / ITERS;
+}
+
+/* Publishing (updating) the process context: resource attributes and a key map. */
+static double bench_otel_publish(void)
+{
+	static const struct custom_labels_otel_attr res[] = {
+		{"service.name", "checkout"},
+		{"service.instance.id", "6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"},
+		{"deployment.environment.name", "prod"},
+	};
+	static const char *const keys[] = {"http.route", "tenant", "cloud.region"};
+	const int n = ITERS / 100;
+	uint64_t t0 = now_ns();
+	int i;
+
+	for (i = 0; i < n; i++)
+		check(custom_labels_otel_publish(res, 3, keys, 3), "otel_publish");
+	return (double)(now_ns() - t0) / n;
+}
+
 static void set_base(void)
 {
 	check(custom_labels_clear(), "clear");
@@ -157,7 +205,11 @@ int main(int argc, char **argv)
 		{"get", "get a key", 1e9, 0},
 		{"swap", "swap a prepared set", 1e9, 5},
 		{"run_with", "run_with one label, empty fn", 1e9, 0},
+		{"otel_attach", "attach an OTel thread context record", 1e9, 5},
+		{"otel_fill", "fill a record: ids and 3 attributes", 1e9, 0},
+		{"otel_publish", "update the OTel process context", 1e9, 0},
 	};
+	static struct custom_labels_otel_record ra, rb;
 	const size_t nr = sizeof(r) / sizeof(r[0]);
 	int i, rounds = 7, json = 0;
 	size_t j;
@@ -186,7 +238,12 @@ int main(int argc, char **argv)
 		r[3].ns = min_d(r[3].ns, bench_get());
 		r[5].ns = min_d(r[5].ns, bench_run_with());
 		r[4].ns = min_d(r[4].ns, bench_swap(a, b));
+		r[7].ns = min_d(r[7].ns, bench_otel_fill(&rb));
+		r[6].ns = min_d(r[6].ns, bench_otel_attach(&ra, &rb));
+		r[8].ns = min_d(r[8].ns, bench_otel_publish());
 	}
+	custom_labels_otel_attach(NULL);
+	custom_labels_otel_unpublish();
 	custom_labels_swap(NULL);
 	custom_labels_labelset_free(a);
 	custom_labels_labelset_free(b);

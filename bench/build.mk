@@ -21,4 +21,10 @@ $(BENCH_DIR)/bench_syscall: bench/bench_syscall.c | $(BENCH_DIR)
 	$(call msg,BENCH-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -o $@
 
-BENCH_BINS += $(BENCH_DIR)/bench_workload $(BENCH_DIR)/bench_replay $(BENCH_DIR)/bench_syscall
+# Unwind table build time and size per object.
+$(BENCH_DIR)/bench_unwind: bench/bench_unwind.c $(USER_LIB) | $(BENCH_DIR)
+	$(call msg,BENCH-CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $(LDFLAGS) $< $(USER_LIB) $(USER_LIBS) -o $@
+
+BENCH_BINS += $(BENCH_DIR)/bench_workload $(BENCH_DIR)/bench_replay $(BENCH_DIR)/bench_syscall \
+	$(BENCH_DIR)/bench_unwind

@@ -18,6 +18,24 @@ static __always_inline __u64 arch_thread_pointer(struct task_struct *task)
 }
 
 /*
+ * The g of a Go program that keeps it in a register (arm64 without cgo: R28),
+ * from the task's user registers; 0 when it reads none, -1 where Go does not.
+ */
+static __always_inline long arch_go_g_register(struct task_struct *task, __u64 *g)
+{
+#if defined(__TARGET_ARCH_arm64)
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (!regs)
+		return -1;
+	*g = regs->regs[28];
+	return 0;
+#else
+	return -1;
+#endif
+}
+
+/*
  * Register idx of a perf_event program's context. The context allows only
  * whole-word loads at a constant offset, and CO-RE would narrow a load of
  * x86's cs to the kernel's 16-bit field: registers are read as words at
@@ -143,6 +161,20 @@ static __always_inline bool arch_user_unmapped(__u64 addr)
 		return false;
 	pgd = task->mm->pgd;
 	return pgd && *pgd == 0;
+}
+/*
+ * The x86-64 signal frame as __restore_rt finds it: SP points at the
+ * ucontext, whose uc_mcontext (struct sigcontext) starts 40 bytes in and
+ * holds rbp, rsp and rip 80, 120 and 128 bytes further.
+ */
+#define ARCH_SIGFRAME_REGS 120 /* rbp, from SP */
+#define ARCH_SIGFRAME_SP   5   /* rsp, in words from rbp */
+#define ARCH_SIGFRAME_IP   6   /* rip, in words from rbp */
+
+/* x86-64 PLT rule (LP_CFA_PLT): past the 11th byte of its 16-byte entry, a push was made. */
+static __always_inline __u64 arch_plt_extra(__u64 ip)
+{
+	return (ip & 15) >= 11 ? 8 : 0;
 }
 #else
 #define ARCH_USER_FP_WALK 0

@@ -25,6 +25,7 @@ const volatile __u32 filter_mode = LP_FILTER_ALL;
 const volatile bool follow_children = false;
 const volatile __u64 hint_interval_ns = 1000000000ULL;
 const volatile __u64 map_hint_interval_ns = 10000000ULL;
+const volatile __u32 unwind_mode = LP_UNWIND_FP; /* enum lp_unwind_mode */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -124,6 +125,37 @@ struct lp_uwalk {
 	__u32 pad;
 };
 
+/* The state of a walk of a Go labels map (read_go_labels). */
+struct lp_gowalk {
+	__u64 buckets;	/* the bucket array */
+	__u64 next;	/* the overflow bucket to read next; 0: the next of the array */
+	__u32 nbuckets; /* 1 << B */
+	__u32 idx;	/* buckets of the array read */
+	__u32 n;	/* labels gathered into sc->labels */
+	__u32 full;	/* a slot was left out: max_labels reached */
+};
+
+/* The state of a CFI walk of the user stack (walk_user_cfi). */
+struct lp_cwalk {
+	__u64 ip;     /* the frame's instruction pointer */
+	__u64 sp;     /* its stack pointer */
+	__u64 fp;     /* its frame pointer */
+	__u32 n;      /* return addresses stored */
+	__u32 at;     /* where in rec they go */
+	__u32 status; /* LP_ST_UNWIND_* and LP_ST_USTACK_TRUNCATED */
+	__u32 exact;  /* ip is where the frame was interrupted, not a return address */
+	__u32 object; /* the object of the last row lookup, and its pages */
+	__u32 first_page;
+	__u32 pages;
+	/*
+	 * The bounds of a binary search, kept in map memory: the verifier then
+	 * sees unknown bounds at every step, not a range per path.
+	 */
+	__u32 lo;
+	__u32 hi;
+	__u32 pad;
+};
+
 /*
  * The last recipe lookup of a CPU: consecutive samples mostly come from the
  * same process, whose recipe needs no hash lookups then.
@@ -142,12 +174,16 @@ struct lp_fcache {
 	__u32 pass;
 };
 
+#define OTEL_BUF_MASK 1023
+_Static_assert(LP_OTEL_RECORD_MAX <= OTEL_BUF_MASK, "an OTel record fits the mask");
+
 /*
  * One per CPU (indexed by CPU: a perf-event program cannot nest on its CPU).
  * A sample is assembled in rec and copied out with only its used bytes.
  */
 struct lp_scratch {
 	__u8 rec[LP_SCRATCH_SIZE];
+	struct lp_label_abi labels[LP_MAX_LABELS];
 	/* a label set: its header and labels, or its labels alone (copy_labels) */
 	__u8 set[LSET_MASK + 1 + sizeof(struct lp_label_abi)];
 	/* the strings of a label set, when they lie close together */
@@ -161,8 +197,16 @@ struct lp_scratch {
 	 */
 	struct lp_uwalk uw;
 	__u32 off;
+	/* The OTel thread context walk: the next entry of attrs_data in otel[], its end. */
+	__u32 otel_pos;
+	__u32 otel_end;
+	/* An OTel thread context record; the slack keeps masked reads of an entry inside. */
+	__u8 otel[OTEL_BUF_MASK + 1 + 256];
 	struct lp_rcache rc;
 	struct lp_fcache fc;
+	struct lp_gowalk gw;
+	__u8 go_bucket[LP_GO_BUCKET_SIZE];
+	struct lp_cwalk cw;
 };
 
 struct {
@@ -178,6 +222,55 @@ struct {
 	__type(key, __u32);
 	__type(value, struct lp_counters);
 } counters SEC(".maps");
+
+/*
+ * CFI unwind tables (docs/design.md section 9): pages of rows in shards
+ * created by userspace, every page's first pc, objects as ranges of pages,
+ * and per process its text mappings. Sized at load by userspace.
+ */
+struct unwind_shard {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LP_UNWIND_SHARD_PAGES);
+	/* sizes, not types: the value's BTF would be a declaration only */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct lp_unwind_page));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct unwind_shard);
+} unwind_shards SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} unwind_fences SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lp_unwind_object);
+} unwind_objects SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lp_unwind_proc);
+} unwind_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lp_unwind_counters);
+} unwind_counters SEC(".maps");
 
 /* Whether the current task, of tgid, is one to sample; sc: this CPU's scratch, if at hand. */
 static __always_inline bool passes_filter(__u32 tgid, struct lp_scratch *sc)
@@ -236,7 +329,7 @@ static __always_inline long read_user(struct task_struct *task, bool remote, voi
 
 /* glibc's and musl's DTV walk: the block of module modid, plus offset. */
 static __always_inline int dtv_addr(struct task_struct *task, bool remote,
-				    const struct lp_recipe *r, __u64 tp, __u64 modid, __u64 offset,
+				    const struct lp_tls_ref *r, __u64 tp, __u64 modid, __u64 offset,
 				    __u64 *addr, __u32 *status)
 {
 	__u64 dtv, block, entries;
@@ -270,7 +363,7 @@ static __always_inline int dtv_addr(struct task_struct *task, bool remote,
 
 /* Finds the TLS object of task; 0 when *addr is valid. */
 static __always_inline int tls_object_addr(struct task_struct *task, bool remote,
-					   const struct lp_recipe *r, __u64 *addr, __u32 *status)
+					   const struct lp_tls_ref *r, __u64 *addr, __u32 *status)
 {
 	__u64 tp = arch_thread_pointer(task), desc[2], ti[2];
 
@@ -519,7 +612,250 @@ static __always_inline void copy_labels(struct task_struct *task, bool remote,
 	bpf_loop(n, remote ? copy_label_remote : copy_label_current, &cx, 0);
 	if (sc->off < *off || sc->off > LP_RECORD_MAX)
 		return;
-	s->label_bytes = sc->off - *off;
+	s->label_bytes += sc->off - *off;
+	*off = sc->off;
+}
+
+/*
+ * Go pprof labels (docs/design.md section 8): sc->labels[0..n) are gathered
+ * from the goroutine's map or slice as { key, value } strings, then copied
+ * into the record by copy_label like custom labels, marked LP_SRC_GO_PPROF.
+ */
+struct go_ctx {
+	struct copy_ctx cp;
+	bool remote;
+	bool slice; /* sc->labels hold Go's { ptr, len } strings, not { len, buf } */
+};
+
+/* A Go string { ptr, len } read over an lp_string_abi { len, buf }: put in order. */
+static __always_inline void go_string_swap(struct lp_string_abi *str)
+{
+	__u64 ptr = str->len;
+
+	str->len = str->buf;
+	str->buf = ptr;
+}
+
+/* One Go label, by bpf_loop (see copy_label). */
+static __always_inline long go_copy_label(__u32 i, struct go_ctx *gx, bool remote)
+{
+	struct lp_scratch *sc = gx->cp.sc;
+	struct lp_sample *s = gx->cp.s;
+	__u32 start = sc->off, before = s->label_count;
+	struct lp_label_abi *l;
+	long ret;
+
+	if (i >= LP_MAX_LABELS)
+		return 1;
+	l = &sc->labels[i];
+	if (gx->slice) {
+		go_string_swap(&l->key);
+		go_string_swap(&l->value);
+	}
+	/*
+	 * An empty Go string may have no pointer, which copy_label takes for a
+	 * missing key or value: point it just after the key (one read then).
+	 */
+	if (!l->key.len && !l->key.buf)
+		l->key.buf = l->value.buf ? l->value.buf : 1;
+	if (!l->value.len)
+		l->value.buf = l->key.buf + l->key.len;
+	ret = copy_label(i, &gx->cp, remote);
+	/* the source in the top bits of key_len, whose high byte comes second */
+	if (s->label_count != before)
+		sc->rec[(start + 1) & REC_MASK] |= LP_SRC_GO_PPROF << (LP_LABEL_SRC_SHIFT - 8);
+	return ret;
+}
+
+static long go_copy_label_current(__u32 i, struct go_ctx *gx)
+{
+	return go_copy_label(i, gx, false);
+}
+
+static long go_copy_label_remote(__u32 i, struct go_ctx *gx)
+{
+	return go_copy_label(i, gx, true);
+}
+
+/* One bucket of a Go labels map (runtime.bmap of map[string]string), by bpf_loop. */
+static __always_inline long go_map_bucket(struct go_ctx *gx, bool remote)
+{
+	struct lp_scratch *sc = gx->cp.sc;
+	struct lp_gowalk *w = &sc->gw;
+	__u64 addr = w->next, *word;
+	__u32 j, n = w->n;
+
+	if (!addr) {
+		if (w->idx >= w->nbuckets)
+			return 1;
+		addr = w->buckets + (__u64)w->idx * LP_GO_BUCKET_SIZE;
+		w->idx++;
+	}
+	if (read_user(gx->cp.task, remote, sc->go_bucket, LP_GO_BUCKET_SIZE, addr)) {
+		gx->cp.s->status |= LP_ST_READ_FAULT;
+		w->next = 0;
+		w->idx = w->nbuckets;
+		return 1;
+	}
+	for (j = 0; j < LP_GO_BUCKET_SLOTS; j++) {
+		if (sc->go_bucket[j] < LP_GO_MIN_TOPHASH)
+			continue;
+		if (n >= max_labels || n >= LP_MAX_LABELS) {
+			w->full = 1;
+			continue;
+		}
+		/* keys[8] after tophash[8], values[8] after the keys; a string is { ptr, len } */
+		word = (__u64 *)&sc->go_bucket[LP_GO_BUCKET_SLOTS + 16 * j];
+		sc->labels[n].key.buf = word[0];
+		sc->labels[n].key.len = word[1];
+		word = (__u64 *)&sc->go_bucket[LP_GO_BUCKET_SLOTS * 17 + 16 * j];
+		sc->labels[n].value.buf = word[0];
+		sc->labels[n].value.len = word[1];
+		n++;
+	}
+	w->n = n;
+	w->next = *(__u64 *)&sc->go_bucket[LP_GO_BUCKET_SIZE - 8];
+	return 0;
+}
+
+static long go_map_bucket_current(__u32 i, struct go_ctx *gx)
+{
+	return go_map_bucket(gx, false);
+}
+
+static long go_map_bucket_remote(__u32 i, struct go_ctx *gx)
+{
+	return go_map_bucket(gx, true);
+}
+
+/*
+ * Gathers the labels of a Go <= 1.23 labels map (*map[string]string) at
+ * labels into sc->labels; returns how many.
+ */
+static __always_inline __u32 go_gather_map(struct go_ctx *gx, __u64 labels)
+{
+	struct lp_scratch *sc = gx->cp.sc;
+	struct lp_sample *s = gx->cp.s;
+	struct lp_gowalk *w = &sc->gw;
+	/* runtime.hmap: count @0, B @9, buckets @16, oldbuckets @24 */
+	__u64 hmap, h[4];
+	__u8 b;
+
+	if (read_user(gx->cp.task, gx->remote, &hmap, sizeof(hmap), labels) ||
+	    (hmap && read_user(gx->cp.task, gx->remote, h, sizeof(h), hmap))) {
+		s->status |= LP_ST_READ_FAULT;
+		return 0;
+	}
+	if (!hmap || !h[0])
+		return 0;
+	b = h[1] >> 8;
+	/*
+	 * A label map is built once and never changes, so it is not growing;
+	 * one that is (oldbuckets set) or is too large for its bounds is not read.
+	 */
+	if (b > LP_GO_MAX_B || h[3] || !h[2]) {
+		s->status |= b > LP_GO_MAX_B || !h[2] ? LP_ST_MALFORMED : LP_ST_TRUNCATED;
+		return 0;
+	}
+	w->buckets = h[2];
+	w->next = 0;
+	w->nbuckets = 1u << b;
+	w->idx = 0;
+	w->n = 0;
+	w->full = 0;
+	bpf_loop(LP_GO_MAX_BUCKET_READS, gx->remote ? go_map_bucket_remote : go_map_bucket_current,
+		 gx, 0);
+	if (s->status & LP_ST_READ_FAULT)
+		return 0;
+	if (w->full || w->next || w->idx < w->nbuckets)
+		s->status |= LP_ST_TRUNCATED;
+	else if (w->n != h[0]) /* the map says otherwise: no partial set */
+		s->status |= LP_ST_MALFORMED;
+	if (s->status & LP_ST_MALFORMED)
+		return 0;
+	return w->n;
+}
+
+/* Gathers the labels of a Go >= 1.24 labels slice at labels into sc->labels; how many. */
+static __always_inline __u32 go_gather_slice(struct go_ctx *gx, __u64 labels)
+{
+	struct lp_sample *s = gx->cp.s;
+	__u64 slice[2]; /* { ptr, len } of []label, label = { key, value string } */
+	__u32 n;
+
+	if (read_user(gx->cp.task, gx->remote, slice, sizeof(slice), labels)) {
+		s->status |= LP_ST_READ_FAULT;
+		return 0;
+	}
+	if (!slice[1])
+		return 0;
+	n = slice[1] > max_labels ? max_labels : slice[1];
+	if (slice[1] > max_labels)
+		s->status |= LP_ST_TRUNCATED;
+	if (n > LP_MAX_LABELS)
+		n = LP_MAX_LABELS;
+	if (!n)
+		return 0;
+	if (!slice[0] || read_user(gx->cp.task, gx->remote, gx->cp.sc->labels,
+				   n * sizeof(struct lp_label_abi), slice[0])) {
+		s->status |= LP_ST_READ_FAULT;
+		return 0;
+	}
+	gx->slice = true;
+	return n;
+}
+
+/* The g the thread runs (0: none), or -1 when it cannot be read. */
+static __always_inline long go_current_g(struct task_struct *task, bool remote,
+					 const struct lp_go_ref *go, __u64 *g)
+{
+	__u64 tp;
+
+	if (go->g_in_register)
+		return arch_go_g_register(task, g);
+	tp = arch_thread_pointer(task);
+	if (!tp)
+		return -1;
+	return read_user(task, remote, g, sizeof(*g), tp + go->g_offset) ? -1 : 0;
+}
+
+/*
+ * Reads the pprof labels of the goroutine task runs, g.m.curg.labels, into
+ * the record s at *off. A thread that runs no goroutine (the scheduler, a C
+ * thread of a cgo program) has none.
+ */
+static __always_inline void read_go_labels(struct task_struct *task, bool remote,
+					   const struct lp_recipe *r, struct lp_scratch *sc,
+					   struct lp_sample *s, __u32 *off)
+{
+	const struct lp_go_ref *go = &r->go;
+	struct go_ctx gx = {.cp = {.sc = sc, .s = s, .task = task}, .remote = remote};
+	__u64 g, m = 0, curg = 0, labels = 0;
+	__u32 n;
+
+	if (go_current_g(task, remote, go, &g) ||
+	    (g && read_user(task, remote, &m, sizeof(m), g + go->m_offset)) ||
+	    (m && read_user(task, remote, &curg, sizeof(curg), m + go->curg_offset)) ||
+	    (curg && read_user(task, remote, &labels, sizeof(labels), curg + go->labels_offset))) {
+		s->status |= LP_ST_READ_FAULT;
+		return;
+	}
+	s->status |= LP_ST_LABELS_READ;
+	if (!labels)
+		return;
+	if (go->format == LP_GO_LABELS_MAP)
+		n = go_gather_map(&gx, labels);
+	else if (go->format == LP_GO_LABELS_SLICE)
+		n = go_gather_slice(&gx, labels);
+	else
+		return;
+	if (!n || n > LP_MAX_LABELS || *off > LP_RECORD_MAX)
+		return;
+	sc->off = *off;
+	bpf_loop(n, remote ? go_copy_label_remote : go_copy_label_current, &gx, 0);
+	if (sc->off < *off || sc->off > LP_RECORD_MAX)
+		return;
+	s->label_bytes += sc->off - *off;
 	*off = sc->off;
 }
 
@@ -565,6 +901,161 @@ static __always_inline void recipes_changed(void)
 	__sync_fetch_and_add(&recipes_gen, 1);
 }
 
+/* The custom labels of task (r->labels) into the record s at *off. */
+static __always_inline void read_custom_labels(struct task_struct *task, bool remote,
+					       const struct lp_recipe *r, struct lp_scratch *sc,
+					       struct lp_sample *s, __u32 *off, struct lp_counters *c)
+{
+	__u64 addr, ptr;
+
+	if (tls_object_addr(task, remote, &r->labels, &addr, &s->status))
+		return;
+	if (r->form == LP_FORM_CUSTOM_LABELS_V1) {
+		/* the TLS object is a pointer to { storage, count, capacity } */
+		if (read_user(task, remote, &ptr, sizeof(ptr), addr)) {
+			s->status |= LP_ST_READ_FAULT;
+			return;
+		}
+		if (!ptr) {
+			s->status |= LP_ST_LABELS_READ;
+			return;
+		}
+		addr = ptr;
+	} else if (r->form != LP_FORM_CUSTOM_LABELS_V0) {
+		return;
+	}
+	/* v0's TLS object and v1's set both start with { storage, count } */
+	copy_labels(task, remote, sc, s, off, addr, r->form == LP_FORM_CUSTOM_LABELS_V1, c);
+}
+
+#define OTEL_SRC_BITS (LP_SRC_OTEL_THREAD << LP_LABEL_SRC_SHIFT)
+
+/*
+ * Appends the label { key, otel[at..at+len) } of the OTel thread source at
+ * sc->off; key and len are constants at every call site.
+ */
+static __always_inline void put_otel_id(struct lp_scratch *sc, struct lp_sample *s, const char *key,
+					__u32 klen, __u32 at, __u32 len)
+{
+	__u32 o = sc->off;
+
+	if (s->label_count >= max_labels || o > LP_RECORD_MAX - 64) {
+		s->status |= LP_ST_TRUNCATED;
+		return;
+	}
+	put_u16(&sc->rec[o & REC_MASK], klen | OTEL_SRC_BITS);
+	put_u16(&sc->rec[(o + 2) & REC_MASK], len);
+	__builtin_memcpy(&sc->rec[(o + 4) & REC_MASK], key, klen);
+	__builtin_memcpy(&sc->rec[(o + 4 + klen) & REC_MASK], &sc->otel[at], len);
+	sc->off = o + sizeof(struct lp_label_hdr) + klen + len;
+	s->label_count++;
+}
+
+/*
+ * One attrs_data entry { key_index, len, bytes }, by bpf_loop: its key is the
+ * key index (one byte, userspace names it), its value the bytes.
+ */
+static long otel_attr(__u32 i, struct lp_scratch **scp)
+{
+	struct lp_scratch *sc = *scp;
+	struct lp_sample *s = (struct lp_sample *)sc->rec;
+	__u32 pos = sc->otel_pos, end = sc->otel_end, o = sc->off, len, vlen;
+
+	if (end > LP_OTEL_RECORD_MAX || pos + 2 > end) {
+		if (pos < end) /* a lone byte: an incomplete entry */
+			s->status |= LP_ST_MALFORMED;
+		return 1;
+	}
+	len = sc->otel[(pos + 1) & OTEL_BUF_MASK];
+	if (pos + 2 + len > end) {
+		s->status |= LP_ST_MALFORMED;
+		return 1;
+	}
+	sc->otel_pos = pos + 2 + len;
+	if (s->label_count >= max_labels) {
+		s->status |= LP_ST_TRUNCATED;
+		return 1;
+	}
+	vlen = len > max_value_len ? max_value_len : len;
+	if (vlen != len)
+		s->status |= LP_ST_TRUNCATED;
+	if (o > LP_RECORD_MAX || o + sizeof(struct lp_label_hdr) + 1 + vlen > LP_RECORD_MAX) {
+		s->status |= LP_ST_TRUNCATED;
+		return 1;
+	}
+	put_u16(&sc->rec[o & REC_MASK], 1 | OTEL_SRC_BITS);
+	put_u16(&sc->rec[(o + 2) & REC_MASK], vlen);
+	sc->rec[(o + 4) & REC_MASK] = sc->otel[pos & OTEL_BUF_MASK];
+	bpf_probe_read_kernel(&sc->rec[(o + 5) & REC_MASK], vlen & 0xff,
+			      &sc->otel[(pos + 2) & OTEL_BUF_MASK]);
+	sc->off = o + sizeof(struct lp_label_hdr) + 1 + vlen;
+	s->label_count++;
+	return 0;
+}
+
+/*
+ * The OpenTelemetry thread context of task (r->otel, OTEP 4947) into the
+ * record s at *off, after the custom labels (docs/design.md section 1).
+ */
+static __always_inline void read_otel_thread(struct task_struct *task, bool remote,
+					     const struct lp_recipe *r, struct lp_scratch *sc,
+					     struct lp_sample *s, __u32 *off)
+{
+	__u64 addr, ptr, *ids = (__u64 *)sc->otel;
+	__u32 size;
+
+	if (tls_object_addr(task, remote, &r->otel, &addr, &s->status))
+		return;
+	if (read_user(task, remote, &ptr, sizeof(ptr), addr)) {
+		s->status |= LP_ST_READ_FAULT;
+		return;
+	}
+	s->status |= LP_ST_LABELS_READ;
+	if (!ptr) /* no context */
+		return;
+	/*
+	 * The whole record in one read; a shorter record at the end of its
+	 * mapping makes that fail, and is read by its header's size.
+	 */
+	if (read_user(task, remote, sc->otel, LP_OTEL_RECORD_MAX, ptr)) {
+		if (read_user(task, remote, sc->otel, LP_OTEL_RECORD_HDR, ptr)) {
+			s->status |= LP_ST_READ_FAULT;
+			return;
+		}
+		size = *(__u16 *)&sc->otel[26];
+		if (size > LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR) {
+			s->status |= LP_ST_MALFORMED;
+			return;
+		}
+		if (read_user(task, remote, sc->otel, LP_OTEL_RECORD_HDR + size, ptr)) {
+			s->status |= LP_ST_READ_FAULT;
+			return;
+		}
+	}
+	if (sc->otel[24] != LP_OTEL_VALID)
+		return;
+	size = *(__u16 *)&sc->otel[26];
+	if (size > LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR) {
+		s->status |= LP_ST_MALFORMED;
+		return;
+	}
+	sc->off = *off;
+	if (ids[0] | ids[1]) {
+		put_otel_id(sc, s, LP_OTEL_KEY_TRACE_ID, sizeof(LP_OTEL_KEY_TRACE_ID) - 1, 0,
+			    LP_OTEL_TRACE_ID_LEN);
+		if (ids[2])
+			put_otel_id(sc, s, LP_OTEL_KEY_SPAN_ID, sizeof(LP_OTEL_KEY_SPAN_ID) - 1,
+				    LP_OTEL_TRACE_ID_LEN, LP_OTEL_SPAN_ID_LEN);
+	}
+	sc->otel_pos = LP_OTEL_RECORD_HDR;
+	sc->otel_end = LP_OTEL_RECORD_HDR + size;
+	bpf_loop((LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR) / 2, otel_attr, &sc, 0);
+	if (sc->off < *off || sc->off > LP_RECORD_MAX)
+		return;
+	s->label_bytes += sc->off - *off;
+	*off = sc->off;
+}
+
 /*
  * Reads the label set of task (remote: not the current thread, see
  * read_user), whose flags are task_flags, into the record s at *off.
@@ -574,7 +1065,6 @@ static __always_inline void read_label_set(struct task_struct *task, bool remote
 					   struct lp_counters *c)
 {
 	struct lp_recipe *r;
-	__u64 addr, ptr;
 
 	/*
 	 * Once a thread exits, glibc may hand its stack and TLS block to a new
@@ -596,29 +1086,20 @@ static __always_inline void read_label_set(struct task_struct *task, bool remote
 	 */
 	if (!remote && r->exec_vm && task->mm->exec_vm != r->exec_vm)
 		s->status |= LP_ST_MAPS_CHANGED;
-	if (r->form == LP_FORM_NONE) {
+	if (r->form == LP_FORM_NONE && r->otel.access == LP_TLS_NONE && r->go.format == LP_GO_NONE) {
 		s->status |= LP_ST_NO_RECIPE;
 		return;
 	}
-	if (tls_object_addr(task, remote, r, &addr, &s->status))
-		return;
-
-	if (r->form == LP_FORM_CUSTOM_LABELS_V1) {
-		/* the TLS object is a pointer to { storage, count, capacity } */
-		if (read_user(task, remote, &ptr, sizeof(ptr), addr)) {
-			s->status |= LP_ST_READ_FAULT;
-			return;
-		}
-		if (!ptr) {
-			s->status |= LP_ST_LABELS_READ;
-			return;
-		}
-		addr = ptr;
-	} else if (r->form != LP_FORM_CUSTOM_LABELS_V0) {
-		return;
-	}
-	/* v0's TLS object and v1's set both start with { storage, count } */
-	copy_labels(task, remote, sc, s, off, addr, r->form == LP_FORM_CUSTOM_LABELS_V1, c);
+	/*
+	 * One merged set, in the order of precedence (docs/design.md section 1):
+	 * the reader keeps a key's first occurrence.
+	 */
+	if (r->form != LP_FORM_NONE)
+		read_custom_labels(task, remote, r, sc, s, off, c);
+	if (r->otel.access != LP_TLS_NONE)
+		read_otel_thread(task, remote, r, sc, s, off);
+	if (r->go.format != LP_GO_NONE)
+		read_go_labels(task, remote, r, sc, s, off);
 }
 
 #if ARCH_USER_FP_WALK
@@ -708,19 +1189,301 @@ static __always_inline long walk_user_stack(struct lp_scratch *sc, __u32 off,
 	bpf_loop(LP_MAX_STACK_DEPTH, walk_frames, &sc, 0);
 	return w->n * sizeof(__u64);
 }
+/* Steps of the bounded binary searches: 2^steps entries at most. */
+#define MAPS_SEARCH_STEPS  8  /* LP_UNWIND_MAX_MAPS */
+#define FENCE_SEARCH_STEPS 24 /* pages of one object */
+#define PAGE_SEARCH_STEPS  9  /* LP_UNWIND_PAGE_ROWS */
+
+struct cwalk_ctx {
+	struct lp_scratch *sc;
+	struct lp_unwind_proc *proc;
+	struct lp_unwind_counters *uc;
+};
+
+/* Reads a search bound back from map memory (struct lp_cwalk). */
+#define SEARCH_BOUND(x) (*(volatile __u32 *)&(x))
+
+/* The mapping of proc holding ip, or NULL. */
+static __always_inline struct lp_unwind_mapping *find_mapping(struct lp_cwalk *w,
+							      struct lp_unwind_proc *proc,
+							      __u64 ip)
+{
+	struct lp_unwind_mapping *m;
+	__u32 lo, hi, mid, k;
+
+	/* the first mapping starting above ip */
+	SEARCH_BOUND(w->lo) = 0;
+	SEARCH_BOUND(w->hi) = proc->count;
+	for (k = 0; k < MAPS_SEARCH_STEPS + 1; k++) {
+		lo = SEARCH_BOUND(w->lo);
+		hi = SEARCH_BOUND(w->hi);
+		if (lo >= hi || hi > LP_UNWIND_MAX_MAPS)
+			break;
+		mid = (lo + hi) / 2;
+		if (proc->maps[mid & (LP_UNWIND_MAX_MAPS - 1)].start <= ip)
+			SEARCH_BOUND(w->lo) = mid + 1;
+		else
+			SEARCH_BOUND(w->hi) = mid;
+	}
+	lo = SEARCH_BOUND(w->lo);
+	if (!lo || lo > LP_UNWIND_MAX_MAPS)
+		return NULL;
+	m = &proc->maps[(lo - 1) & (LP_UNWIND_MAX_MAPS - 1)];
+	return ip < m->end ? m : NULL;
+}
+
+/* The first pc of global page g, or LP_UNWIND_PC_PAD. */
+static __always_inline __u32 fence(__u32 g)
+{
+	__u32 *f = bpf_map_lookup_elem(&unwind_fences, &g);
+
+	return f ? *f : LP_UNWIND_PC_PAD;
+}
+
+/* The row of the walk's object holding pc, copied to *row; false if none. */
+static __always_inline bool find_row(struct lp_cwalk *w, __u32 pc, struct lp_unwind_row *row)
+{
+	__u32 lo, hi, mid, k, g, shard, slot;
+	struct lp_unwind_page *page;
+	void *inner;
+
+	/* the last page whose first pc <= pc */
+	SEARCH_BOUND(w->lo) = 0;
+	SEARCH_BOUND(w->hi) = w->pages;
+	for (k = 0; k < FENCE_SEARCH_STEPS + 1; k++) {
+		lo = SEARCH_BOUND(w->lo);
+		hi = SEARCH_BOUND(w->hi);
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) / 2;
+		if (fence(w->first_page + mid) <= pc)
+			SEARCH_BOUND(w->lo) = mid + 1;
+		else
+			SEARCH_BOUND(w->hi) = mid;
+	}
+	lo = SEARCH_BOUND(w->lo);
+	if (!lo)
+		return false;
+	g = w->first_page + lo - 1;
+	shard = g / LP_UNWIND_SHARD_PAGES;
+	slot = g % LP_UNWIND_SHARD_PAGES;
+	inner = bpf_map_lookup_elem(&unwind_shards, &shard);
+	if (!inner)
+		return false;
+	page = bpf_map_lookup_elem(inner, &slot);
+	if (!page)
+		return false;
+	/* the last row whose pc <= pc: row 0 is, by the fence */
+	SEARCH_BOUND(w->lo) = 1;
+	SEARCH_BOUND(w->hi) = LP_UNWIND_PAGE_ROWS;
+	for (k = 0; k < PAGE_SEARCH_STEPS + 1; k++) {
+		lo = SEARCH_BOUND(w->lo);
+		hi = SEARCH_BOUND(w->hi);
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) / 2;
+		if (page->rows[mid & (LP_UNWIND_PAGE_ROWS - 1)].pc <= pc)
+			SEARCH_BOUND(w->lo) = mid + 1;
+		else
+			SEARCH_BOUND(w->hi) = mid;
+	}
+	lo = SEARCH_BOUND(w->lo);
+	*row = page->rows[(lo - 1) & (LP_UNWIND_PAGE_ROWS - 1)];
+	return true;
+}
+
+/* One frame-pointer step: from the frame record at fp; false at the chain's end or a fault. */
+static __always_inline bool fp_step(struct lp_cwalk *w)
+{
+	__u64 rec[2];
+
+	if (!w->fp || arch_user_unmapped(w->fp) ||
+	    bpf_probe_read_user(rec, sizeof(rec), (void *)w->fp))
+		return false;
+	w->sp = w->fp + 16;
+	w->fp = rec[0];
+	w->ip = rec[1];
+	w->status |= LP_ST_UNWIND_FP;
+	return true;
+}
+
+/* The result of one CFI step. */
+enum cfi_step {
+	STEP_OK,
+	STEP_END,   /* the outermost frame: a whole stack */
+	STEP_STUCK, /* no way further: a truncated stack */
+	STEP_FP,    /* no CFI here: frame pointers, if the mode allows */
+};
+
+static __always_inline enum cfi_step cfi_step(struct lp_cwalk *w, struct lp_unwind_proc *proc,
+					      struct lp_unwind_counters *uc)
+{
+	__u64 pc_ip = w->exact ? w->ip : w->ip - 1, cfa, ra, regs[7];
+	struct lp_unwind_mapping *m = find_mapping(w, proc, pc_ip);
+	struct lp_unwind_object *obj;
+	struct lp_unwind_row row;
+	__u32 rule, key;
+	__s32 fp_off;
+
+	if (!m)
+		return STEP_FP;
+	if (m->object != w->object) {
+		key = m->object;
+		obj = bpf_map_lookup_elem(&unwind_objects, &key);
+		if (!obj) {
+			uc->misses++;
+			return STEP_STUCK;
+		}
+		w->object = key;
+		w->first_page = obj->first_page;
+		w->pages = obj->pages;
+	}
+	if (!find_row(w, pc_ip - m->bias, &row)) {
+		uc->no_rule++;
+		return STEP_STUCK;
+	}
+	rule = row.cfa & LP_CFA_RULE_MASK;
+	cfa = (row.cfa >> LP_CFA_RULE_BITS) * 8;
+	switch (rule) {
+	case LP_CFA_SP:
+		cfa += w->sp;
+		break;
+	case LP_CFA_FP:
+		cfa += w->fp;
+		break;
+	case LP_CFA_PLT:
+		cfa += w->sp + arch_plt_extra(w->ip);
+		break;
+	case LP_CFA_FP_FRAME:
+		cfa = w->fp + 16;
+		row.regs = -16;
+		break;
+	case LP_CFA_SIGNAL:
+		/* the interrupted registers, saved by the kernel */
+		if (bpf_probe_read_user(regs, sizeof(regs), (void *)(w->sp + ARCH_SIGFRAME_REGS)))
+			return STEP_STUCK;
+		w->fp = regs[0];
+		w->sp = regs[ARCH_SIGFRAME_SP];
+		w->ip = regs[ARCH_SIGFRAME_IP];
+		w->exact = 1;
+		w->status |= LP_ST_UNWIND_CFI;
+		uc->cfi_frames++;
+		return STEP_OK;
+	case LP_CFA_END:
+		return STEP_END;
+	default:
+		uc->no_rule++;
+		return STEP_STUCK;
+	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+		return STEP_STUCK;
+	fp_off = row.regs & ~LP_RA_RULE_MASK;
+	if (fp_off && bpf_probe_read_user(&w->fp, sizeof(w->fp), (void *)(cfa + fp_off)))
+		return STEP_STUCK;
+	w->sp = cfa;
+	w->ip = ra;
+	w->exact = 0;
+	w->status |= LP_ST_UNWIND_CFI;
+	uc->cfi_frames++;
+	return STEP_OK;
+}
+
+/* One frame of the CFI walk, by bpf_loop: unwinds the frame at w->ip and stores its caller. */
+static long walk_cfi_frame(__u32 i, struct cwalk_ctx *cx)
+{
+	struct lp_scratch *sc = cx->sc;
+	struct lp_cwalk *w = &sc->cw;
+	enum cfi_step r;
+
+	if (w->n >= stack_depth || w->n >= LP_MAX_STACK_DEPTH) {
+		w->status |= LP_ST_USTACK_TRUNCATED;
+		return 1;
+	}
+	r = cfi_step(w, cx->proc, cx->uc);
+	if (r == STEP_FP) {
+		if (unwind_mode == LP_UNWIND_CFI) {
+			r = STEP_STUCK;
+		} else if (fp_step(w)) {
+			w->exact = 0;
+			cx->uc->fp_frames++;
+			r = STEP_OK;
+		} else {
+			r = STEP_END; /* the frame-pointer chain ends as the FP walk's does */
+		}
+	}
+	if (r == STEP_STUCK)
+		w->status |= LP_ST_USTACK_TRUNCATED;
+	if (r != STEP_OK || !w->ip)
+		return 1;
+	*(__u64 *)&sc->rec[(w->at + w->n * sizeof(__u64)) & REC_MASK] = w->ip;
+	w->n++;
+	return 0;
+}
+
+/*
+ * The user stack from u by the CFI rows of proc's objects (frame pointers
+ * where an object has none) into the record at off; bytes written. Status
+ * bits for the sample go to *status.
+ */
+static __always_inline long walk_user_cfi(struct lp_scratch *sc, __u32 off,
+					  const struct arch_user_regs *u,
+					  struct lp_unwind_proc *proc, __u32 *status)
+{
+	struct lp_cwalk *w = &sc->cw;
+	struct cwalk_ctx cx = {.sc = sc, .proc = proc};
+	__u32 zero = 0;
+
+	cx.uc = bpf_map_lookup_elem(&unwind_counters, &zero);
+	if (!cx.uc)
+		return 0;
+	*(__u64 *)&sc->rec[off & REC_MASK] = u->ip;
+	w->ip = u->ip;
+	w->sp = u->sp;
+	w->fp = u->fp;
+	w->n = 1;
+	w->at = off;
+	w->status = 0;
+	w->exact = 1;
+	w->object = 0;
+	bpf_loop(LP_MAX_STACK_DEPTH, walk_cfi_frame, &cx, 0);
+	if (w->status & LP_ST_USTACK_TRUNCATED)
+		cx.uc->truncated++;
+	*status |= w->status;
+	return w->n * sizeof(__u64);
+}
 #endif
 
 /* The user stack of the interrupted thread into the record at off; bytes, or < 0. */
 static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct task_struct *task,
-				       __u32 task_flags, struct lp_scratch *sc, __u32 off)
+				       __u32 task_flags, struct lp_scratch *sc, __u32 off,
+				       __u32 *status)
 {
+	long n;
 #if ARCH_USER_FP_WALK
+	struct lp_unwind_proc *proc;
 	struct arch_user_regs u;
+	__u32 tgid;
 
-	if (arch_user_regs(ctx, task, task_flags, &u) && !uprobes_active(task))
-		return walk_user_stack(sc, off, &u);
+	if (arch_user_regs(ctx, task, task_flags, &u) && !uprobes_active(task)) {
+		if (unwind_mode != LP_UNWIND_FP) {
+			tgid = bpf_get_current_pid_tgid() >> 32;
+			proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+			if (proc)
+				return walk_user_cfi(sc, off, &u, proc, status);
+		}
+		n = walk_user_stack(sc, off, &u);
+		*status |= LP_ST_UNWIND_FP;
+		if (n >= stack_depth * sizeof(__u64))
+			*status |= LP_ST_USTACK_TRUNCATED;
+		return n;
+	}
 #endif
-	return bpf_get_stack(ctx, &sc->rec[off], stack_depth * sizeof(__u64), BPF_F_USER_STACK);
+	n = bpf_get_stack(ctx, &sc->rec[off], stack_depth * sizeof(__u64), BPF_F_USER_STACK);
+	if (n > 0)
+		*status |= LP_ST_UNWIND_FP;
+	if (n >= stack_depth * sizeof(__u64))
+		*status |= LP_ST_USTACK_TRUNCATED;
+	return n;
 }
 
 static __always_inline struct lp_counters *get_counters(void)
@@ -819,7 +1582,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		c->kernel_threads++;
 	} else {
 		if (user_stacks && off <= sizeof(*s) + LP_MAX_STACK_DEPTH * sizeof(__u64)) {
-			n = user_stack(ctx, task, flags, sc, off);
+			n = user_stack(ctx, task, flags, sc, off, &s->status);
 			if (n > 0) {
 				s->ustack_len = n / sizeof(__u64);
 				off += n;
@@ -948,6 +1711,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		recipes_changed();
 	bpf_map_delete_elem(&hinted, &tgid);
 	bpf_map_delete_elem(&mapped, &tgid);
+	/* the old image's mappings: frame pointers until userspace lists the new ones */
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 
 	if (passes_filter(tgid, NULL))
 		emit_proc_event(LP_EVENT_EXEC, pid_tgid);
@@ -958,6 +1723,7 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	struct lp_unwind_proc *up;
 	struct lp_recipe *r, copy;
 	__u8 one = 1;
 
@@ -980,6 +1746,12 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	} else if (!bpf_map_delete_elem(&recipes, &ctgid)) {
 		recipes_changed();
 	}
+	/* and its mappings: a child inherits a recipe, so nothing else would list them */
+	up = bpf_map_lookup_elem(&unwind_procs, &ptgid);
+	if (up)
+		bpf_map_update_elem(&unwind_procs, &ctgid, up, BPF_ANY);
+	else
+		bpf_map_delete_elem(&unwind_procs, &ctgid);
 	return 0;
 }
 
@@ -997,6 +1769,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	bpf_map_delete_elem(&execs, &tgid);
 	bpf_map_delete_elem(&hinted, &tgid);
 	bpf_map_delete_elem(&mapped, &tgid);
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 	if (passes_filter(tgid, NULL))
 		emit_proc_event(LP_EVENT_EXIT, pid_tgid);
 	if (filter_mode == LP_FILTER_PIDS && follow_children &&

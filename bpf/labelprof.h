@@ -56,16 +56,51 @@ enum lp_dtv_flags {
 	LP_DTV_GLIBC = 1 << 0,
 };
 
-/* Per-process recipe, value of the `recipes` map keyed by tgid. */
-struct lp_recipe {
-	__u32 form;	      /* enum lp_label_form */
-	__u32 access;	      /* enum lp_tls_access */
+/* Where a Go program keeps its goroutines' pprof labels (docs/design.md section 8). */
+enum lp_go_labels_format {
+	LP_GO_NONE = 0,	       /* not a Go program, or a Go version without known offsets */
+	LP_GO_LABELS_MAP = 1,  /* Go <= 1.23: g.labels -> *map[string]string (runtime.hmap) */
+	LP_GO_LABELS_SLICE = 2, /* Go >= 1.24: g.labels -> []struct{ key, value string }, sorted */
+};
+
+/* Bounds of the walk of a Go labels map: 1 << B buckets plus overflow buckets. */
+#define LP_GO_MAX_B	       6
+#define LP_GO_MAX_BUCKET_READS 64
+/* A map[string]string bucket: tophash[8], keys[8], values[8], overflow pointer. */
+#define LP_GO_BUCKET_SLOTS     8
+#define LP_GO_BUCKET_SIZE      (LP_GO_BUCKET_SLOTS * (1 + 16 + 16) + 8)
+#define LP_GO_MIN_TOPHASH      5 /* tophash values below mark empty or evacuated slots */
+
+/* The Go part of a recipe: g, then g.m.curg.labels (offsets per Go version). */
+struct lp_go_ref {
+	__u32 format;	     /* enum lp_go_labels_format */
+	__u32 g_in_register; /* arm64 without cgo: g is in R28, not in TLS */
+	__s64 g_offset;	     /* g's TLS slot, relative to the thread pointer */
+	__u32 m_offset;	     /* g.m */
+	__u32 curg_offset;   /* m.curg: the goroutine the thread runs */
+	__u32 labels_offset; /* g.labels */
+	__u32 pad;
+};
+
+/* Where one thread-local object is, from the thread pointer (docs/design.md section 3). */
+struct lp_tls_ref {
+	__u32 access;	      /* enum lp_tls_access; LP_TLS_NONE: no such object */
+	__u32 dtv_entry_size; /* DTV: bytes per dtv entry (glibc 16, musl 8) */
 	__s64 offset;	      /* TP_OFFSET: from tp; DTV: inside the module's block */
 	__s64 dtv_tp_offset;  /* DTV: where the dtv pointer lives, relative to tp */
 	__u64 dtv_modid;      /* DTV: module id (index into the dtv) */
-	__u32 dtv_entry_size; /* DTV: bytes per dtv entry (glibc 16, musl 8) */
 	__u32 dtv_flags;      /* enum lp_dtv_flags */
-	__u64 tlsdesc_addr;   /* TLSDESC: the descriptor's address in the process */
+	__u32 pad;
+	__u64 tlsdesc_addr; /* TLSDESC: the descriptor's address in the process */
+};
+
+/* Per-process recipe, value of the `recipes` map keyed by tgid. */
+struct lp_recipe {
+	__u32 form; /* enum lp_label_form of the custom labels */
+	__u32 pad;
+	struct lp_tls_ref labels; /* the custom labels' TLS object */
+	/* The OpenTelemetry thread context's TLS pointer (otel_thread_ctx_v1); NONE: none. */
+	struct lp_tls_ref otel;
 	/*
 	 * The process's exec count when userspace inspected it (the execs map);
 	 * a recipe from before the latest exec is never applied.
@@ -77,7 +112,25 @@ struct lp_recipe {
 	 * new inspection (LP_ST_MAPS_CHANGED, LP_EVENT_EXEC_MAP).
 	 */
 	__u64 exec_vm;
+	struct lp_go_ref go; /* Go pprof labels, read besides any custom labels */
 };
+
+/*
+ * The OpenTelemetry thread context record (OTEP 4947), packed, host endian;
+ * otel_thread_ctx_v1 points to it. attrs_data holds entries
+ * { u8 key_index, u8 len, len bytes }.
+ */
+#define LP_OTEL_RECORD_MAX   640
+#define LP_OTEL_RECORD_HDR   28
+#define LP_OTEL_TRACE_ID_LEN 16
+#define LP_OTEL_SPAN_ID_LEN  8
+#define LP_OTEL_VALID	     1
+/*
+ * Label keys of the OTel thread source: an attribute's key is its key index,
+ * one byte; the ids use these longer keys, their values are the raw bytes.
+ */
+#define LP_OTEL_KEY_TRACE_ID "trace_id"
+#define LP_OTEL_KEY_SPAN_ID  "span_id"
 
 /* Record types in the ring buffer; every record starts with struct lp_event_hdr. */
 enum lp_event_type {
@@ -99,7 +152,7 @@ enum lp_sample_status {
 	LP_ST_LABELS_READ = 1 << 1,	/* the label set was read (it may be empty) */
 	LP_ST_READ_FAULT = 1 << 2,	/* a user-memory read failed: labels incomplete */
 	LP_ST_TRUNCATED = 1 << 3,	/* a key, value or the label count hit a limit */
-	LP_ST_MALFORMED = 1 << 4,	/* a label had a NULL pointer with a non-zero length: skipped */
+	LP_ST_MALFORMED = 1 << 4,	/* a NULL pointer with a non-zero length, or a bad OTel record: skipped */
 	LP_ST_DTV_UNALLOCATED = 1 << 5, /* the thread never touched the module's TLS */
 	LP_ST_KSTACK_ERR = 1 << 6,
 	LP_ST_USTACK_ERR = 1 << 7,
@@ -107,6 +160,9 @@ enum lp_sample_status {
 	LP_ST_TLS_PENDING = 1 << 9, /* the label library's TLS is not relocated yet */
 	LP_ST_EXITING = 1 << 10,    /* the thread is exiting: its TLS may belong to a new thread */
 	LP_ST_MAPS_CHANGED = 1 << 11, /* code was mapped or unmapped since the recipe was made */
+	LP_ST_UNWIND_CFI = 1 << 12,   /* CFI rows unwound some user frames */
+	LP_ST_UNWIND_FP = 1 << 13,    /* frame pointers unwound some user frames */
+	LP_ST_USTACK_TRUNCATED = 1 << 14, /* the user walk stopped before the outermost frame */
 };
 
 /*
@@ -181,6 +237,93 @@ struct lp_counters {
 #define LP_RECORD_MAX	32768
 #define LP_SCRATCH_SIZE (2 * LP_RECORD_MAX)
 
+/*
+ * CFI unwinding (docs/design.md section 9). Userspace derives, per object,
+ * rows sorted by pc; a row holds from its pc up to the next row's.
+ */
+enum lp_unwind_mode {
+	LP_UNWIND_AUTO = 0, /* CFI where the object has it, frame pointers elsewhere */
+	LP_UNWIND_FP = 1,   /* frame pointers only */
+	LP_UNWIND_CFI = 2,  /* CFI only: a frame without CFI ends the walk */
+};
+
+/* How a row finds the CFA (the caller's stack pointer). */
+enum lp_cfa_rule {
+	LP_CFA_NONE = 0,     /* no rule the walker knows: the walk stops */
+	LP_CFA_SP = 1,	     /* SP + offset */
+	LP_CFA_FP = 2,	     /* FP + offset */
+	LP_CFA_PLT = 3,	     /* x86-64 PLT entry: SP + offset + ((IP & 15) >= 11 ? 8 : 0) */
+	LP_CFA_FP_FRAME = 4, /* stack realigned: a frame-pointer frame, FP + 16 */
+	LP_CFA_SIGNAL = 5,   /* signal trampoline: the interrupted registers are saved at SP */
+	LP_CFA_END = 6,	     /* the return address is undefined: the thread's outermost frame */
+};
+#define LP_CFA_RULE_BITS 3
+#define LP_CFA_RULE_MASK ((1u << LP_CFA_RULE_BITS) - 1)
+#define LP_CFA_MAX_OFFSET ((0xffffu >> LP_CFA_RULE_BITS) * 8)
+
+/* Where a row finds the return address (the low bits of lp_unwind_row.regs). */
+enum lp_ra_rule {
+	LP_RA_CFA_M8 = 0, /* at CFA - 8: pushed by a call (x86-64) */
+	LP_RA_LR = 1,	  /* still in the link register (aarch64) */
+	LP_RA_FP_P8 = 2,  /* saved right above FP, at CFA + fp offset + 8 (aarch64 stp x29, x30) */
+	LP_RA_AT = 3,	  /* saved at CFA + the offset in regs, FP not saved (aarch64) */
+};
+#define LP_RA_RULE_MASK 7
+
+struct lp_unwind_row {
+	__u32 pc; /* the object's link-time address */
+	/* enum lp_cfa_rule | offset / 8 << LP_CFA_RULE_BITS */
+	__u16 cfa;
+	/* where FP was saved, from the CFA (a multiple of 8; 0: not saved) | enum lp_ra_rule */
+	__s16 regs;
+};
+
+/*
+ * The rows of all objects live in pages of one size, spread over shards
+ * (inner arrays of an array of maps) that userspace creates on demand. An
+ * object's pages are consecutive; lp_unwind_fences holds every page's first
+ * pc. Past an object's last row, a page is filled with LP_UNWIND_PC_PAD rows.
+ */
+#define LP_UNWIND_PAGE_ROWS   512
+#define LP_UNWIND_SHARD_PAGES 256
+#define LP_UNWIND_PC_PAD      0xffffffffu
+#define LP_UNWIND_MAX_MAPS    256 /* text mappings with CFI per process */
+
+struct lp_unwind_page {
+	struct lp_unwind_row rows[LP_UNWIND_PAGE_ROWS];
+};
+
+/* Value of the unwind_objects map, keyed by object id. */
+struct lp_unwind_object {
+	__u32 first_page;
+	__u32 pages;
+};
+
+/* A text mapping of an object with CFI: pc = ip - bias. */
+struct lp_unwind_mapping {
+	__u64 start;
+	__u64 end;
+	__u64 bias;
+	__u32 object;
+	__u32 pad;
+};
+
+/* Value of the unwind_procs map, keyed by tgid: its mappings, sorted by start. */
+struct lp_unwind_proc {
+	__u32 count;
+	__u32 pad;
+	struct lp_unwind_mapping maps[LP_UNWIND_MAX_MAPS];
+};
+
+/* Per-CPU counters of the CFI walk, one PERCPU_ARRAY entry. */
+struct lp_unwind_counters {
+	__u64 cfi_frames; /* frames unwound by CFI rows */
+	__u64 fp_frames;  /* frames unwound by frame pointers in an auto or cfi walk */
+	__u64 misses;	  /* frames in an object with CFI whose rows were not loaded (evicted, new) */
+	__u64 no_rule;	  /* frames at a pc without a usable row */
+	__u64 truncated;  /* walks that stopped before the outermost frame */
+};
+
 /* Filter modes (rodata). */
 enum lp_filter_mode {
 	LP_FILTER_ALL = 0,
@@ -189,13 +332,18 @@ enum lp_filter_mode {
 };
 
 #ifndef __bpf__
-_Static_assert(sizeof(struct lp_recipe) == 64, "lp_recipe layout");
+_Static_assert(sizeof(struct lp_tls_ref) == 48, "lp_tls_ref layout");
+_Static_assert(sizeof(struct lp_go_ref) == 32, "lp_go_ref layout");
+_Static_assert(sizeof(struct lp_recipe) == 152, "lp_recipe layout");
 _Static_assert(sizeof(struct lp_event_hdr) == 8, "lp_event_hdr layout");
 _Static_assert(sizeof(struct lp_sample) == 64, "lp_sample layout");
 _Static_assert(__builtin_offsetof(struct lp_sample, comm) == 48, "lp_sample layout");
 _Static_assert(sizeof(struct lp_label_hdr) == 4, "lp_label_hdr layout");
 _Static_assert(sizeof(struct lp_proc_event) == 40, "lp_proc_event layout");
 _Static_assert(sizeof(struct lp_counters) == 88, "lp_counters layout");
+_Static_assert(sizeof(struct lp_unwind_row) == 8, "lp_unwind_row layout");
+_Static_assert(sizeof(struct lp_unwind_page) == 4096, "lp_unwind_page layout");
+_Static_assert(sizeof(struct lp_unwind_mapping) == 32, "lp_unwind_mapping layout");
 #endif
 
 #endif /* LABELPROF_H */

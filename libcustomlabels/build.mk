@@ -22,7 +22,8 @@ CL_SO_LDFLAGS = $(LDFLAGS) -shared -pthread -Wl,-z,now -Wl,-z,nodelete -Wl,-z,re
 # What an executable linking a libcustomlabels .a needs so readers find the ABI symbols.
 CL_EXPORT_LDFLAGS := -Wl,--export-dynamic-symbol=custom_labels_abi_version \
 	-Wl,--export-dynamic-symbol=custom_labels_current_set \
-	-Wl,--export-dynamic-symbol=custom_labels_thread_local_data
+	-Wl,--export-dynamic-symbol=custom_labels_thread_local_data \
+	-Wl,--export-dynamic-symbol=otel_thread_ctx_v1
 CL_RPATH := -Wl,-rpath,'$$ORIGIN/../lib'
 
 ALL_TARGETS += $(CL_LIBS)

@@ -195,6 +195,85 @@ custom_labels_swap(struct custom_labels_labelset *set);
 CUSTOM_LABELS_API int custom_labels_run_with(const struct custom_labels_kv *labels, size_t n,
 					     void (*fn)(void *arg), void *arg);
 
+/*
+ * OpenTelemetry thread context (OTEP 4947). A second, standard way to label
+ * a thread, beside the Custom Labels sets above and independent of them: the
+ * exported thread-local pointer otel_thread_ctx_v1 points to the record of
+ * the thread's current span, or is NULL. Readers resolve an attribute's key
+ * index through the process context's threadlocal.attribute_key_map
+ * (custom_labels_otel_publish). A static link must export the symbol too:
+ * -Wl,--export-dynamic-symbol=otel_thread_ctx_v1.
+ *
+ * Records are prepared with custom_labels_otel_record_init() and _add(),
+ * then installed with custom_labels_otel_attach(): a single pointer store,
+ * so a profiler sees the old record or the new one, whole. A record must not
+ * be changed or freed while it is installed on any thread.
+ *
+ * Cost: attach is one store; init and add write the record (no allocation).
+ */
+#define CUSTOM_LABELS_OTEL_RECORD_SIZE 640
+#define CUSTOM_LABELS_OTEL_HEADER_SIZE 28
+#define CUSTOM_LABELS_OTEL_ATTRS_MAX                                                               \
+	(CUSTOM_LABELS_OTEL_RECORD_SIZE - CUSTOM_LABELS_OTEL_HEADER_SIZE)
+#define CUSTOM_LABELS_OTEL_VALUE_MAX 255
+
+/* The record, packed, in host byte order. */
+struct __attribute__((packed)) custom_labels_otel_record {
+	unsigned char trace_id[16]; /* all zero: no trace */
+	unsigned char span_id[8];
+	unsigned char valid; /* 1: the record may be read */
+	unsigned char trace_flags;
+	unsigned short attrs_data_size;
+	/* attrs_data_size bytes of { u8 key_index, u8 len, len bytes } */
+	unsigned char attrs_data[CUSTOM_LABELS_OTEL_ATTRS_MAX];
+};
+
+/* Starts r with these ids (NULL: zeros) and no attribute, valid. Returns 0 or -EINVAL. */
+CUSTOM_LABELS_API int custom_labels_otel_record_init(struct custom_labels_otel_record *r,
+						     const unsigned char trace_id[16],
+						     const unsigned char span_id[8],
+						     unsigned char trace_flags);
+
+/*
+ * Appends the attribute of key index key_index (see custom_labels_otel_publish)
+ * with value[0..len) to r. Returns 0, -EINVAL (NULL r, or NULL value with a
+ * non-zero len), -EMSGSIZE (len over CUSTOM_LABELS_OTEL_VALUE_MAX) or -ENOSPC
+ * (the record is full).
+ */
+CUSTOM_LABELS_API int custom_labels_otel_record_add(struct custom_labels_otel_record *r,
+						    unsigned char key_index, const void *value,
+						    size_t len);
+
+/* Installs r (NULL: no context) on the calling thread; returns the record installed before. */
+CUSTOM_LABELS_API struct custom_labels_otel_record *
+custom_labels_otel_attach(struct custom_labels_otel_record *r);
+
+/* The calling thread's record, or NULL. */
+CUSTOM_LABELS_API struct custom_labels_otel_record *custom_labels_otel_current(void);
+
+/*
+ * OpenTelemetry process context (OTEP 4719): publishes, for readers outside
+ * the process, its resource attributes (service.name, ...) and the names of
+ * the thread context's key indices (key_map[i] names key index i, at most
+ * 256), in a mapping named OTEL_CTX (a memfd, else an anonymous mapping named
+ * with prctl(PR_SET_VMA_ANON_NAME)) that children do not inherit. Calling it
+ * again replaces what was published, following the OTEP's update protocol.
+ * Keys and values are NUL-terminated strings; everything is copied. Returns
+ * 0, -EINVAL (a NULL string or array, more than 256 keys), -EMSGSIZE (the
+ * encoded context exceeds 64 KiB) or -ENOMEM. Not thread-safe with itself.
+ */
+struct custom_labels_otel_attr {
+	const char *key;
+	const char *value;
+};
+
+CUSTOM_LABELS_API int custom_labels_otel_publish(const struct custom_labels_otel_attr *resource,
+						 size_t n_resource, const char *const *key_map,
+						 size_t n_keys);
+
+/* Withdraws the published process context (none: nothing to do). Returns 0. */
+CUSTOM_LABELS_API int custom_labels_otel_unpublish(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -69,6 +69,12 @@ static const char *const api[] = {
 	"custom_labels_labelset_count",
 	"custom_labels_swap",
 	"custom_labels_run_with",
+	"custom_labels_otel_record_init",
+	"custom_labels_otel_record_add",
+	"custom_labels_otel_attach",
+	"custom_labels_otel_current",
+	"custom_labels_otel_publish",
+	"custom_labels_otel_unpublish",
 };
 
 struct variant {
@@ -179,7 +185,7 @@ static bool documented(const char *name)
 		return documented(name + 11);
 #endif
 	if (!strcmp(name, VERSION_SYMBOL) || !strcmp(name, V1_TLS_SYMBOL) ||
-	    !strcmp(name, V0_TLS_SYMBOL))
+	    !strcmp(name, V0_TLS_SYMBOL) || !strcmp(name, "otel_thread_ctx_v1"))
 		return true;
 	for (i = 0; i < sizeof(api) / sizeof(api[0]); i++) {
 		if (!strcmp(name, api[i]))

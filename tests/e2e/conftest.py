@@ -89,6 +89,30 @@ def which_function(sample, names):
     return found.pop() if found else None
 
 
+def user_frames(sample):
+    return [f for f in sample["frames"] if not f.get("kernel")]
+
+
+def in_kernel(sample):
+    return any(f.get("kernel") for f in sample["frames"])
+
+
+def names(frames):
+    return [f.get("function") for f in frames]
+
+
+def show(frames, limit=8):
+    """A stack for a failure message: function+offset (address), leaf first."""
+    out = [f"{f.get('function')}+{f.get('offset')} ({f['address']})" for f in frames[:limit]]
+    return " <- ".join(out) + (f" <- ... ({len(frames)} frames)" if len(frames) > limit else "")
+
+
+def max_stack():
+    """The kernel's frame limit for stacks (perf_event_max_stack)."""
+    with open("/proc/sys/kernel/perf_event_max_stack") as f:
+        return int(f.read())
+
+
 def count(samples):
     return sum(s["count"] for s in samples)
 

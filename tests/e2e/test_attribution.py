@@ -35,7 +35,8 @@ def expected_cpu(report, window_start, window_end):
 def check_groundtruth(request, rec, report):
     prof = rec.profile
     expected = {s["function"]: label_set(s["labels"]) for s in report["sets"]}
-    expected[report["unlabelled"]["function"]] = frozenset()
+    # labels a process shows on every sample (its OTel process context's), if any
+    expected[report["unlabelled"]["function"]] = label_set(report["unlabelled"].get("labels", {}))
     samples = prof.of_pids(report["pid"])
 
     right = dict.fromkeys(expected, 0)

@@ -16,9 +16,10 @@ from test_cli import free_pid
 
 def header_constants():
     consts = {}
-    for path in ("bpf/labelprof.h", "user/sampling/sampler.h"):
+    for path in ("bpf/labelprof.h", "user/sampling/sampler.h", "user/unwind/unwind.h"):
         text = (REPO / path).read_text()
-        for name, value in re.findall(r"^#define\s+((?:LP|SAMPLER)_\w+)\s+(\d+)\b", text, re.M):
+        for name, value in re.findall(r"^#define\s+((?:LP|SAMPLER|UNWIND)_\w+)\s+(\d+)\b", text,
+                                      re.M):
             consts[name] = int(value)
     return consts
 
@@ -48,6 +49,9 @@ PAST = [
     (["--max-labels", C["LP_MAX_LABELS"], "--max-key-len", KEY_AT_JOINT_BOUND + 1],
      f"--max-key-len: {JOINT}"),
     (["--max-value-len", C["LP_MAX_VALUE_LEN"]], f"--max-value-len: {JOINT}"),
+    (["--unwind-memory", C["UNWIND_MAX_MEMORY_MIB"] + 1],
+     f"--unwind-memory: at most {C['UNWIND_MAX_MEMORY_MIB']}"),
+    (["--unwind", "dwarf"], "--unwind: 'dwarf' is not auto, fp or cfi"),
     (["--max-labels", LABELS_FOR_MAX_VALUE + 1, "--max-value-len", C["LP_MAX_VALUE_LEN"]],
      f"--max-value-len: {JOINT}"),
 ]
@@ -61,6 +65,8 @@ AT = [
     ["--max-labels", C["LP_MAX_LABELS"], "--max-key-len", KEY_AT_JOINT_BOUND],
     ["--ringbuf-size", C["SAMPLER_MIN_RINGBUF_BYTES"]],
     ["--ringbuf-size", MAX_RINGBUF],
+    ["--unwind-memory", C["UNWIND_MIN_MEMORY_MIB"]],
+    ["--unwind-memory", C["UNWIND_MAX_MEMORY_MIB"]],
 ]
 
 
@@ -122,5 +128,7 @@ def test_help_prints_defaults_and_bounds(command):
         f"1 .. {C['LP_MAX_VALUE_LEN']} (default {C['LP_DEFAULT_MAX_VALUE_LEN']})",
         f"{C['SAMPLER_MIN_RINGBUF_BYTES']} .. {C['SAMPLER_MAX_RINGBUF_MIB']} MiB",
         f"{C['SAMPLER_RINGBUF_MIN_MIB']} .. {C['SAMPLER_RINGBUF_MAX_MIB']} MiB",
+        f"{C['UNWIND_MIN_MEMORY_MIB']} .. {C['UNWIND_MAX_MEMORY_MIB']} MiB (default "
+        f"{C['UNWIND_DEFAULT_MEMORY_MIB']})",
     ]:
         assert expected in text, (expected, proc.stdout)

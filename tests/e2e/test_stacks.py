@@ -1,4 +1,4 @@
-"""User stacks: labelprof walks x86-64 frame-pointer chains in BPF and must give
+"""User stacks: labelprof (--unwind fp) walks x86-64 frame-pointer chains in BPF and must give
 exactly what the kernel's walker (perf_callchain_user, what bpf_get_stack and
 `perf record -g` use) gives: the interrupted user ip, then the return addresses
 of the frame-record chain, at most kernel.perf_event_max_stack entries; samples
@@ -17,8 +17,8 @@ import subprocess
 
 import pytest
 
-from conftest import (count, flags_of, load_json, measure, record, recording, started,
-                      workload)
+from conftest import (count, flags_of, in_kernel, load_json, max_stack, measure, names,
+                      record, recording, show, started, user_frames, workload)
 
 DURATION = 3
 SHALLOW = 40
@@ -45,11 +45,6 @@ pytestmark = pytest.mark.skipif(os.uname().machine != "x86_64",
                                 reason="labelprof walks user stacks in BPF on x86-64 only")
 
 
-def max_stack():
-    with open("/proc/sys/kernel/perf_event_max_stack") as f:
-        return int(f.read())
-
-
 def deep_depth():
     """A depth well beyond the frame limit, whatever it is set to."""
     return max(DEEP, max_stack() + 100)
@@ -68,24 +63,6 @@ def thread_kinds(report_path):
     report = load_json(report_path)
     return report["pid"], {t["tid"]: t["kind"] + (f"-{t['mode']}" if "mode" in t else "")
                            for t in report["threads"]}
-
-
-def user_frames(sample):
-    return [f for f in sample["frames"] if not f.get("kernel")]
-
-
-def in_kernel(sample):
-    return any(f.get("kernel") for f in sample["frames"])
-
-
-def names(frames):
-    return [f.get("function") for f in frames]
-
-
-def show(frames, limit=8):
-    """A stack for a failure message: function+offset (address), leaf first."""
-    out = [f"{f.get('function')}+{f.get('offset')} ({f['address']})" for f in frames[:limit]]
-    return " <- ".join(out) + (f" <- ... ({len(frames)} frames)" if len(frames) > limit else "")
 
 
 def check_flags(samples):
@@ -156,7 +133,7 @@ def test_exact_chain_below_limit(request, tmp_path, frame_bytes):
     with started(deepstack(report, SHALLOW, frame_bytes, main=frame_bytes == SMALL_FRAME)):
         pid, kinds = thread_kinds(report)
         binary = os.readlink(f"/proc/{pid}/exe")
-        rec = record(tmp_path, "-p", pid, duration=DURATION)
+        rec = record(tmp_path, "--unwind", "fp", "-p", pid, duration=DURATION)
     samples = rec.profile.of_pids(pid)
     assert count(samples) > 0, f"no samples of deepstack: {rec.stderr}"
     check_flags(samples)
@@ -182,7 +159,7 @@ def test_chain_cut_at_max_stack(request, tmp_path):
     report = tmp_path / "deepstack.json"
     with started(deepstack(report, depth, libc_threads=0)):
         pid, kinds = thread_kinds(report)
-        rec = record(tmp_path, "-p", pid, duration=DURATION)
+        rec = record(tmp_path, "--unwind", "fp", "-p", pid, duration=DURATION)
     samples = [s for s in rec.profile.of_pids(pid) if s["tid"] in kinds]
     assert count(samples) > 0, f"no samples of deepstack: {rec.stderr}"
     check_flags(samples)
@@ -217,7 +194,7 @@ def test_chain_stops_at_unreadable_record(request, tmp_path):
     with started(deepstack(report, SHALLOW, threads=0, sys_threads=0, libc_threads=0,
                            main=False, cut=True)):
         pid, kinds = thread_kinds(report)
-        rec = record(tmp_path, "-p", pid, duration=DURATION)
+        rec = record(tmp_path, "--unwind", "fp", "-p", pid, duration=DURATION)
     info = load_json(report)
     readable = ["cut_leaf"] + ["descend"] * (info["cut"] + 1)
     tails = {"fake": [info["fake_ret"]], "stack_straddle": [info["fake_ret"]],
@@ -396,7 +373,7 @@ def test_same_chains_as_perf(request, tmp_path, depth, frame_bytes):
         pid, kinds = thread_kinds(report)
         binary = os.readlink(f"/proc/{pid}/exe")
         syms = Symbols(pid, binary)
-        with recording(tmp_path, "-p", pid) as rec:
+        with recording(tmp_path, "--unwind", "fp", "-p", pid) as rec:
             perf = subprocess.run(["perf", "record", "-e", "cpu-clock", "-F", "999", "-g",
                                    "-p", str(pid), "-o", str(data), "--", "sleep",
                                    str(DURATION)], capture_output=True, text=True, timeout=120)

@@ -19,7 +19,8 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARNINGS) -fno-omit-frame-pointer -D_GNU_SOUR
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_HDRS := $(wildcard user/*/*.h) bpf/labelprof.h tests/fuzz/build.mk
 
-FUZZ_SRCS_fuzz_elf := user/lib/elf.c user/lib/msg.c user/proc/tls_file.c user/proc/root.c
+FUZZ_SRCS_fuzz_elf := user/lib/elf.c user/lib/msg.c user/proc/tls_file.c user/proc/root.c \
+	user/proc/golang.c
 FUZZ_SRCS_fuzz_maps := user/proc/maps.c
 # The symbolizer only links: the profile is fuzzed without a symbolizer.
 FUZZ_SRCS_fuzz_profile := user/format/fmt.c user/profile/profile.c user/format/output.c user/format/output_folded.c user/format/output_json.c \

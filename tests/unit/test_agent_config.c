@@ -15,6 +15,7 @@
 #include "agent/config.h"
 #include "format/output.h"
 #include "lib/compiler.h"
+#include "unwind/unwind.h"
 
 #define S (1000000000ull)
 
@@ -101,6 +102,8 @@ static void test_every_key(void **state)
 				       "max_key_len = 64\n"
 				       "max_value_len = 100\n"
 				       "ringbuf_size = 16M\n"
+				       "unwind = cfi\n"
+				       "unwind_memory = 64\n"
 				       "verbose = yes ; inline comment\n");
 	const struct sockaddr_in *sin;
 
@@ -139,6 +142,8 @@ static void test_every_key(void **state)
 	assert_int_equal(c->sampling.opts.max_key_len, 64);
 	assert_int_equal(c->sampling.opts.max_value_len, 100);
 	assert_int_equal(c->sampling.opts.ringbuf_bytes, 16 << 20);
+	assert_int_equal(c->sampling.opts.unwind_mode, LP_UNWIND_CFI);
+	assert_int_equal(c->sampling.opts.unwind_memory_mib, 64);
 	assert_true(c->sampling.opts.verbose);
 	agent_config__put(c);
 }
@@ -171,6 +176,8 @@ static void test_errors_name_line_and_key(void **state)
 	expect_error("freq = 0\n", "agent.conf:1: freq: at least 1");
 	expect_error("freq = -5\n", "agent.conf:1: freq: invalid number '-5'");
 	expect_error("ringbuf_size = 1K\n", "agent.conf:1: ringbuf_size: at least 4096");
+	expect_error("unwind = dwarf\n",
+		     "agent.conf:1: unwind: invalid unwind method 'dwarf' (auto, fp or cfi)");
 }
 
 #define LIMITS "max_labels = %u\nmax_key_len = %u\nmax_value_len = %u\n"
@@ -202,6 +209,7 @@ static void test_sampling_bounds(void **state)
 		 "at least"},
 		{"ringbuf_size", (unsigned long long)SAMPLER_MAX_RINGBUF_MIB << 20,
 		 ((unsigned long long)SAMPLER_MAX_RINGBUF_MIB << 20) + 1, "at most"},
+		{"unwind_memory", UNWIND_MAX_MEMORY_MIB, UNWIND_MAX_MEMORY_MIB + 1, "at most"},
 	};
 	const struct {
 		unsigned int at[3];   /* labels, key, value at the joint bound */

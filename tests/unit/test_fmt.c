@@ -48,8 +48,10 @@ static void test_json_bytes(void **state)
 static void test_json_labels_and_status(void **state)
 {
 	const struct profile_label labels[] = {
-		{(const unsigned char *)"a", (const unsigned char *)"1", 1, 1},
-		{(const unsigned char *)"b\xff", (const unsigned char *)"", 2, 0},
+		{(const unsigned char *)"a", (const unsigned char *)"1", 1, 1,
+		 LP_SRC_CUSTOM_LABELS},
+		{(const unsigned char *)"b\xff", (const unsigned char *)"", 2, 0,
+		 LP_SRC_CUSTOM_LABELS},
 	};
 	char *out;
 

@@ -114,8 +114,8 @@ static struct symprof *hostile_profile(void)
 
 	k = symprof__cstring(sp, "k");
 	for (i = 0; i < NHOSTILE; i++) {
-		labels[0] = (struct sp_label){k, str(sp, i)};
-		labels[1] = (struct sp_label){str(sp, (i + 1) % NHOSTILE), k};
+		labels[0] = (struct sp_label){k, str(sp, i), LP_SRC_CUSTOM_LABELS};
+		labels[1] = (struct sp_label){str(sp, (i + 1) % NHOSTILE), k, LP_SRC_CUSTOM_LABELS};
 		set = symprof__label_set(sp, labels, 2);
 		assert_int_equal(symprof__add_sample(sp, &(struct sp_sample){.pid = 10,
 									     .tid = 11,
@@ -126,8 +126,8 @@ static struct symprof *hostile_profile(void)
 				 0);
 	}
 	/* Merged with the first sample of thread 11: same process name, set and stack. */
-	labels[0] = (struct sp_label){k, str(sp, 0)};
-	labels[1] = (struct sp_label){str(sp, 1), k};
+	labels[0] = (struct sp_label){k, str(sp, 0), LP_SRC_CUSTOM_LABELS};
+	labels[1] = (struct sp_label){str(sp, 1), k, LP_SRC_CUSTOM_LABELS};
 	set = symprof__label_set(sp, labels, 2);
 	assert_int_equal(symprof__add_sample(sp, &(struct sp_sample){.pid = 10,
 								     .tid = 12,

@@ -278,7 +278,7 @@ static void test_string_escapes(void **state)
 static void test_bytes_round_trip(void **state)
 {
 	unsigned char all[256 + 16];
-	struct sp_label lbl;
+	struct sp_label lbl = {0};
 	struct sp_sample s = {.pid = 1, .tid = 1, .count = 1};
 	struct symprof *sp = symprof__new(), *back;
 	char *doc = NULL, err[256];
@@ -698,6 +698,7 @@ static void assert_same_profile(const struct symprof *a, const struct symprof *b
 	assert_true(a->meta.samples_received == b->meta.samples_received);
 	assert_true(a->meta.records_rejected == b->meta.records_rejected);
 	assert_true(a->meta.samples_dropped == b->meta.samples_dropped);
+	assert_true(a->meta.unwind_misses == b->meta.unwind_misses);
 	assert_same_string(a, a->meta.host_name, b, b->meta.host_name);
 	assert_int_equal(a->process_count, b->process_count);
 	for (i = 0; i < a->process_count; i++) {
@@ -766,14 +767,16 @@ static void test_round_trip(void **state)
 		{.function = fn(a, "outer", "main.c"), .line = 42},
 	};
 	struct sp_label labels[2] = {
-		{symprof__cstring(a, "tenant"), symprof__cstring(a, "acme\x01")},
-		{symprof__string(a, "\0k", 2), symprof__cstring(a, "v")},
+		{symprof__cstring(a, "tenant"), symprof__cstring(a, "acme\x01"),
+		 LP_SRC_CUSTOM_LABELS},
+		{symprof__string(a, "\0k", 2), symprof__cstring(a, "v"), LP_SRC_CUSTOM_LABELS},
 	};
 	struct sp_process proc = {.pid = 7, .name = symprof__cstring(a, "server")};
 	struct sp_sample s = {.pid = 7,
 			      .tid = 8,
 			      .comm = symprof__cstring(a, "w\xc3\xa9"),
-			      .status = LP_ST_LABELS_READ | (1u << 17) | PROFILE_ST_DROPPED,
+			      .status = LP_ST_LABELS_READ | (1u << 17) | PROFILE_ST_DROPPED |
+					LP_ST_UNWIND_CFI | LP_ST_UNWIND_FP | LP_ST_USTACK_TRUNCATED,
 			      .count = 5};
 	__u32 stack[4];
 	char *doc, *doc2, err[256];
@@ -787,6 +790,7 @@ static void test_round_trip(void **state)
 				   .samples_received = 11,
 				   .records_rejected = 12,
 				   .samples_dropped = 13,
+				   .unwind_misses = 14,
 				   .host_name = symprof__cstring(a, "h\xfe")};
 	stack[0] = symprof__location(a, &loc, &lines[2], 1);
 	loc = (struct sp_location){.mapping = symprof__mapping(a, &umap),
@@ -813,6 +817,10 @@ static void test_round_trip(void **state)
 	assert_int_equal(symprof__error(a), 0);
 
 	doc = write_json(a, &len);
+	/* how the user stack was unwound is a field of its own, the truncation a flag */
+	assert_non_null(memmem(doc, len, "\"unwind\":\"mixed\"", 16));
+	assert_non_null(memmem(doc, len, "\"ustack_truncated\"", 18));
+	assert_null(memmem(doc, len, "bit_12", 6));
 	assert_int_equal(read_doc_len(doc, len, &b, err, sizeof(err)), 0);
 	assert_same_profile(a, b);
 	/* and the document written again is the same */

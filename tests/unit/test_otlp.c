@@ -94,22 +94,25 @@ static struct symprof *build(__u32 sets[SET_COUNT])
 	struct sp_line lines[2];
 	__u32 exe_id, libc_id, kernel_id, loc_inlined, loc_main, loc_libc, loc_kernel, loc_nomap;
 	__u32 loc_nolines, st1, st2, st3, frames[4];
-	struct sp_label plain[] = {{S(sp, "tenant"), S(sp, "acme")},
-				   {S(sp, "endpoint"), S(sp, "/checkout")}};
+	struct sp_label plain[] = {{S(sp, "tenant"), S(sp, "acme"), LP_SRC_CUSTOM_LABELS},
+				   {S(sp, "endpoint"), S(sp, "/checkout"), LP_SRC_CUSTOM_LABELS}};
 	/* NULs, bytes that are not UTF-8, a backslash escape look-alike, an empty value */
-	struct sp_label hostile[] = {{S(sp, "bin\0key"), S(sp, "\xff\xfe\0v")},
-				     {S(sp, "k"), S(sp, "a\\x41\\")},
-				     {S(sp, "ключ"), S(sp, "значение 🚀")},
-				     {S(sp, "ctl"), S(sp, "line\nnext\t\x7f")},
-				     {S(sp, "empty"), 0}};
-	struct sp_label w3c[] = {{S(sp, "trace_id"), S(sp, TRACE_HEX)},
-				 {S(sp, "span_id"), S(sp, SPAN_HEX)},
-				 {S(sp, "tenant"), S(sp, "acme")}};
-	struct sp_label dd[] = {{S(sp, "span-id"), S(sp, "1234567890123456789")},
-				{S(sp, "root-span-id"), S(sp, "18446744073709551615")}};
+	struct sp_label hostile[] = {
+		{S(sp, "bin\0key"), S(sp, "\xff\xfe\0v"), LP_SRC_CUSTOM_LABELS},
+		{S(sp, "k"), S(sp, "a\\x41\\"), LP_SRC_CUSTOM_LABELS},
+		{S(sp, "ключ"), S(sp, "значение 🚀"), LP_SRC_CUSTOM_LABELS},
+		{S(sp, "ctl"), S(sp, "line\nnext\t\x7f"), LP_SRC_CUSTOM_LABELS},
+		{S(sp, "empty"), 0, LP_SRC_CUSTOM_LABELS}};
+	struct sp_label w3c[] = {{S(sp, "trace_id"), S(sp, TRACE_HEX), LP_SRC_CUSTOM_LABELS},
+				 {S(sp, "span_id"), S(sp, SPAN_HEX), LP_SRC_CUSTOM_LABELS},
+				 {S(sp, "tenant"), S(sp, "acme"), LP_SRC_CUSTOM_LABELS}};
+	struct sp_label dd[] = {
+		{S(sp, "span-id"), S(sp, "1234567890123456789"), LP_SRC_CUSTOM_LABELS},
+		{S(sp, "root-span-id"), S(sp, "18446744073709551615"), LP_SRC_CUSTOM_LABELS}};
 	/* not canonical: uppercase hex, so the labels stay labels */
-	struct sp_label bad[] = {{S(sp, "trace_id"), S(sp, "4BF92F3577B34DA6A3CE929D0E0E4736")},
-				 {S(sp, "span_id"), S(sp, SPAN_HEX)}};
+	struct sp_label bad[] = {{S(sp, "trace_id"), S(sp, "4BF92F3577B34DA6A3CE929D0E0E4736"),
+				  LP_SRC_CUSTOM_LABELS},
+				 {S(sp, "span_id"), S(sp, SPAN_HEX), LP_SRC_CUSTOM_LABELS}};
 
 	exe_id = symprof__mapping(sp, &exe);
 	libc_id = symprof__mapping(sp, &libc);
@@ -836,7 +839,7 @@ static void test_kernel_and_counts(void **state)
 static void test_label_named_thread_id(void **state)
 {
 	struct symprof *sp = symprof__new(), *back;
-	struct sp_label l = {S(sp, "thread.id"), S(sp, "custom")};
+	struct sp_label l = {S(sp, "thread.id"), S(sp, "custom"), LP_SRC_CUSTOM_LABELS};
 	__u32 set = symprof__label_set(sp, &l, 1);
 	unsigned char *buf;
 	size_t len;

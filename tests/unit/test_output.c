@@ -343,16 +343,16 @@ static void test_json_round_trip(void **state)
 	assert_null(memchr(doc, '\xff', len));
 	assert_null(memchr(doc, '\0', len));
 	sum = python_summary(doc, len);
-	off = snprintf(
-		expect, sizeof(expect),
-		"doc labelprof-json 1 99 1700000000123456789 5000000000\n"
-		"counters samples=10 samples_with_labels=0 label_read_faults=0 "
-		"truncations=0 malformed_labels=0 ringbuf_drops=2 event_drops=0 "
-		"unknown_pids=0 filtered=0 kernel_threads=1 null_values=0 samples_received=3 "
-		"records_rejected=0 samples_dropped=0\n"
-		"sample 7 8 63225c0aff 2 labels_read,read_fault,truncated,bit_20 3\n"
-		"label 61 31\n"
-		"label 6b22 ");
+	off = snprintf(expect, sizeof(expect),
+		       "doc labelprof-json 1 99 1700000000123456789 5000000000\n"
+		       "counters samples=10 samples_with_labels=0 label_read_faults=0 "
+		       "truncations=0 malformed_labels=0 ringbuf_drops=2 event_drops=0 "
+		       "unknown_pids=0 filtered=0 kernel_threads=1 null_values=0 "
+		       "samples_received=3 "
+		       "records_rejected=0 samples_dropped=0 unwind_misses=0\n"
+		       "sample 7 8 63225c0aff 2 labels_read,read_fault,truncated,bit_20 3\n"
+		       "label 61 31\n"
+		       "label 6b22 ");
 	for (i = 0; i < sizeof(value) - 1; i++)
 		off += snprintf(expect + off, sizeof(expect) - off, "%02x",
 				(unsigned char)value[i]);

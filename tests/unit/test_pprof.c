@@ -85,17 +85,17 @@ static struct symprof *build(struct ids *ids)
 	struct sp_function ks = {.name = S(sp, "do_syscall_64")};
 	struct sp_line lines[2];
 	__u32 set_a, set_b, set_c, st1, st2, st3, frames[4];
-	struct sp_label la[] = {{S(sp, "tenant"), S(sp, "acme")},
-				{S(sp, "endpoint"), S(sp, "/checkout")}};
+	struct sp_label la[] = {{S(sp, "tenant"), S(sp, "acme"), LP_SRC_CUSTOM_LABELS},
+				{S(sp, "endpoint"), S(sp, "/checkout"), LP_SRC_CUSTOM_LABELS}};
 	/* NULs, bytes that are not UTF-8, a backslash escape look-alike, an empty value */
-	struct sp_label lb[] = {{S(sp, "bin\0key"), S(sp, "\xff\xfe\0v")},
-				{S(sp, "k"), S(sp, "a\\x41\\")},
-				{S(sp, "ключ"), S(sp, "значение 🚀")},
-				{S(sp, "ctl"), S(sp, "line\nnext\t\x7f")},
-				{S(sp, "empty"), 0}};
+	struct sp_label lb[] = {{S(sp, "bin\0key"), S(sp, "\xff\xfe\0v"), LP_SRC_CUSTOM_LABELS},
+				{S(sp, "k"), S(sp, "a\\x41\\"), LP_SRC_CUSTOM_LABELS},
+				{S(sp, "ключ"), S(sp, "значение 🚀"), LP_SRC_CUSTOM_LABELS},
+				{S(sp, "ctl"), S(sp, "line\nnext\t\x7f"), LP_SRC_CUSTOM_LABELS},
+				{S(sp, "empty"), 0, LP_SRC_CUSTOM_LABELS}};
 	/* custom labels named like the extra labels */
-	struct sp_label lc[] = {{S(sp, "comm"), S(sp, "custom-comm")},
-				{S(sp, "pid"), S(sp, "custom-pid")}};
+	struct sp_label lc[] = {{S(sp, "comm"), S(sp, "custom-comm"), LP_SRC_CUSTOM_LABELS},
+				{S(sp, "pid"), S(sp, "custom-pid"), LP_SRC_CUSTOM_LABELS}};
 
 	ids->exe = symprof__mapping(sp, &exe);
 	ids->libc = symprof__mapping(sp, &libc);

@@ -153,6 +153,25 @@ static void test_basic(void **state)
 	profile__free(NULL);
 }
 
+/* A label's source rides in the top bits of key_len (enum lp_label_source): not part of its length. */
+static void test_label_source_bits(void **state)
+{
+	const struct lbl l[] = {L("tenant", "acme")};
+	struct profile *p = profile__new(NULL, NULL);
+	struct seen *seen;
+	struct rec r;
+
+	build(&r, 1, 1, "c", LP_ST_LABELS_READ, NULL, 0, ust, 1, l, 1);
+	/* the high byte of the first label's key_len */
+	r.buf[sizeof(struct lp_sample) + sizeof(ust[0]) + 1] |= LP_SRC_GO_PPROF
+							       << (LP_LABEL_SRC_SHIFT - 8);
+	assert_int_equal(profile__add_sample(p, r.buf, r.len), 0);
+	seen = all(p);
+	assert_int_equal(seen->s[0].label_count, 1);
+	expect_label(&seen->s[0].labels[0], "tenant", 6, "acme", 4);
+	profile__free(p);
+}
+
 static void test_first_duplicate_wins(void **state)
 {
 	const struct lbl l[] = {L("a", "first"), L("b", "x"), L("a", "second"), L("a", "third")};
@@ -574,6 +593,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
+		cmocka_unit_test(test_label_source_bits),
 		cmocka_unit_test(test_first_duplicate_wins),
 		cmocka_unit_test(test_many_duplicates),
 		cmocka_unit_test(test_order_insensitive),

@@ -229,7 +229,7 @@ static int mem_write(int pid, uint64_t addr, const void *buf, size_t len)
 
 enum apply_result { APPLY_OK, APPLY_UNALLOCATED, APPLY_FAULT, APPLY_PENDING };
 
-static enum apply_result dtv_apply(int pid, const struct lp_recipe *r, uint64_t tp, uint64_t modid,
+static enum apply_result dtv_apply(int pid, const struct lp_tls_ref *r, uint64_t tp, uint64_t modid,
 				   uint64_t offset, uint64_t *addr)
 {
 	uint64_t dtv, count, block;
@@ -251,9 +251,10 @@ static enum apply_result dtv_apply(int pid, const struct lp_recipe *r, uint64_t 
 }
 
 /* The recipe applied to a thread pointer, as the BPF program does it. */
-static enum apply_result recipe_apply(int pid, const struct lp_recipe *r, uint64_t tp,
+static enum apply_result recipe_apply(int pid, const struct lp_recipe *recipe, uint64_t tp,
 				      uint64_t *addr)
 {
+	const struct lp_tls_ref *r = &recipe->labels;
 	uint64_t desc[2], ti[2];
 
 	if (r->access == LP_TLS_TP_OFFSET) {
@@ -419,8 +420,8 @@ fail:
 	fail_msg("%s %s: recipe access %u offset %" PRId64 " modid %" PRIu64 " gives %#" PRIx64
 		 " (result %d), fixture says tp %#" PRIx64 " addr %#" PRIx64 " / tp1 %#" PRIx64
 		 " addr1 %#" PRIx64 " (%s)",
-		 c->exe, c->lib ? c->lib : "", recipe.access, (int64_t)recipe.offset,
-		 (uint64_t)recipe.dtv_modid, addr, res, fx.out.tp, fx.out.addr, fx.out.tp1,
+		 c->exe, c->lib ? c->lib : "", recipe.labels.access, (int64_t)recipe.labels.offset,
+		 (uint64_t)recipe.labels.dtv_modid, addr, res, fx.out.tp, fx.out.addr, fx.out.tp1,
 		 fx.out.addr1, diag.msg);
 }
 
@@ -450,7 +451,7 @@ static void test_no_labels(void **state)
 	assert_int_equal(tls__resolve_process(NULL, fx.pid, &recipe, &diag), 0);
 	fixture_stop(&fx);
 	assert_int_equal(recipe.form, LP_FORM_NONE);
-	assert_int_equal(recipe.access, LP_TLS_NONE);
+	assert_int_equal(recipe.labels.access, LP_TLS_NONE);
 	assert_int_equal(diag.tls_case, TLS_CASE_NONE);
 	/* And this process (a cmocka test) publishes none either. */
 	assert_int_equal(tls__resolve_process(NULL, getpid(), &recipe, NULL), 0);
@@ -731,9 +732,9 @@ static void check_pending(const char *env)
 	}
 	assert_int_equal(tls__resolve_process(NULL, fx.pid, &pending, &diag), 0);
 	assert_int_equal(pending.form, LP_FORM_CUSTOM_LABELS_V1);
-	assert_int_equal(pending.access, LP_TLS_TLSDESC);
+	assert_int_equal(pending.labels.access, LP_TLS_TLSDESC);
 	assert_int_equal(diag.tls_case, TLS_CASE_TLSDESC_PENDING);
-	assert_int_equal(pending.tlsdesc_addr, slot);
+	assert_int_equal(pending.labels.tlsdesc_addr, slot);
 	assert_int_equal(recipe_apply(fx.pid, &pending, fx.out.tp, &addr), APPLY_PENDING);
 
 	/* the loader relocates: the same recipe now leads to the variable */
@@ -783,7 +784,7 @@ static void test_unrelocated_dtpmod(void **state)
 	assert_int_equal(tls__resolve_process(NULL, fx.pid, &recipe, NULL), -EAGAIN);
 	assert_int_equal(mem_write(fx.pid, slot, &saved, 8), 0);
 	assert_int_equal(tls__resolve_process(NULL, fx.pid, &recipe, NULL), 0);
-	assert_int_equal(recipe.dtv_modid, saved);
+	assert_int_equal(recipe.labels.dtv_modid, saved);
 	fixture_stop(&fx);
 }
 
@@ -965,11 +966,11 @@ static void test_inspect_executables(void **state)
 		/* -rdynamic exports the symbols; static executables keep them in .symtab */
 		assert_int_equal(info.tls_sym_dynamic, !strstr(exes[i], "static"));
 		assert_int_equal(tls__exe_recipe(&info, &recipe), 0);
-		assert_int_equal(recipe.access, LP_TLS_TP_OFFSET);
+		assert_int_equal(recipe.labels.access, LP_TLS_TP_OFFSET);
 #ifdef __x86_64__
-		assert_true(recipe.offset < 0); /* variant II */
+		assert_true(recipe.labels.offset < 0); /* variant II */
 #else
-		assert_true(recipe.offset >= 16); /* variant I */
+		assert_true(recipe.labels.offset >= 16); /* variant I */
 #endif
 	}
 	/* libc publishes nothing: a quick negative. */
@@ -1026,14 +1027,14 @@ static void test_exe_formula(void **state)
 				info.machine = EM_X86_64;
 				assert_int_equal(tls__exe_recipe(&info, &r), 0);
 				off = ((memszs[m] - fb + al - 1) & ~(al - 1)) + fb;
-				assert_int_equal(r.offset, 8 - (int64_t)off);
+				assert_int_equal(r.labels.offset, 8 - (int64_t)off);
 
 				info.machine = EM_AARCH64;
 				assert_int_equal(tls__exe_recipe(&info, &r), 0);
 				off = (16 + al - 1) & ~(al - 1);
 				if (off - 16 < fb)
 					off += al;
-				assert_int_equal(r.offset, (int64_t)(off - fb) + 8);
+				assert_int_equal(r.labels.offset, (int64_t)(off - fb) + 8);
 			}
 		}
 	}
@@ -1113,16 +1114,16 @@ static void test_aarch64(void **state)
 		assert_true(info.is_exe);
 		assert_int_equal(info.form, exes[i].form);
 		assert_int_equal(tls__exe_recipe(&info, &recipe), 0);
-		assert_int_equal(recipe.access, LP_TLS_TP_OFFSET);
+		assert_int_equal(recipe.labels.access, LP_TLS_TP_OFFSET);
 		/* Variant I: above the 16-byte TCB, at the segment's alignment. */
-		assert_true(recipe.offset >= 16);
-		assert_int_equal((recipe.offset - (int64_t)info.tls_value) %
+		assert_true(recipe.labels.offset >= 16);
+		assert_int_equal((recipe.labels.offset - (int64_t)info.tls_value) %
 					 (int64_t)(info.tls_align > 16 ? info.tls_align : 16),
 				 0);
 		if (run_qemu(exes[i].name, exes[i].dynamic, &out))
 			fail_msg("%s did not run under qemu-aarch64", exes[i].name);
-		assert_int_equal(out.tp + recipe.offset, out.addr);
-		assert_int_equal(out.tp1 + recipe.offset, out.addr1);
+		assert_int_equal(out.tp + recipe.labels.offset, out.addr);
+		assert_int_equal(out.tp1 + recipe.labels.offset, out.addr1);
 	}
 }
 #endif

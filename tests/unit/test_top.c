@@ -55,8 +55,8 @@ static void sample(struct symprof *sp, __u32 tid, const char *fn, bool kernel, _
 	size_t n = 0;
 
 	for (; kv && kv[0]; kv += 2, n++)
-		labels[n] =
-			(struct sp_label){symprof__cstring(sp, kv[0]), symprof__cstring(sp, kv[1])};
+		labels[n] = (struct sp_label){symprof__cstring(sp, kv[0]),
+					      symprof__cstring(sp, kv[1]), LP_SRC_CUSTOM_LABELS};
 	s.label_set = symprof__label_set(sp, labels, n);
 	s.stack = leaf_stack(sp, fn, kernel);
 	assert_int_equal(symprof__add_sample(sp, &s), 0);

@@ -135,6 +135,61 @@ $(WL_DIR)/container: $(WL_SRC)/container.c | $(WL_DIR)
 
 WL_BINS += $(WL_DIR)/container
 
+# otel: OpenTelemetry thread and process contexts, through libcustomlabels loaded at
+# startup (TLSDESC) or linked into the executable (its own TLS block).
+$(WL_DIR)/otel-lib: $(WL_SRC)/otel.c $(WL_COMMON) $(call wl_dep_lib,1) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(LDFLAGS) $< $(WL_COMMON) $(call wl_link_lib,1) -lpthread -o $@
+
+$(WL_DIR)/otel-exe: $(WL_SRC)/otel.c $(WL_COMMON) $(call wl_dep_exe,1) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(LDFLAGS) $< $(WL_COMMON) $(WL_LIBDIR)/libcustomlabels.a \
+		-Wl,--export-dynamic-symbol=otel_thread_ctx_v1 -lpthread -o $@
+
+WL_BINS += $(WL_DIR)/otel-lib $(WL_DIR)/otel-exe
+
+# golabels: a Go program labelling goroutines with pprof.Do, built by Debian's
+# golang-go with and without cgo, stripped (-s -w) and not. Offline: no module
+# downloads; build cache and GOPATH under $(OUTPUT), not in the home directory.
+WL_GO_SRCS := $(wildcard $(WL_SRC)/golabels/*.go) $(WL_SRC)/golabels/go.mod
+WL_GO_ENV = GOCACHE=$(abspath $(OUTPUT))/go-cache GOPATH=$(abspath $(OUTPUT))/go-path \
+	GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local
+WL_GO_LDFLAGS_plain :=
+WL_GO_LDFLAGS_stripped := -s -w
+
+# $(1): 0 or 1 (CGO_ENABLED), $(2): plain or stripped
+define wl_golabels
+$(WL_DIR)/golabels-cgo$(1)-$(2): $(WL_GO_SRCS) | $(WL_DIR)
+	$$(call msg,GO,$$@)
+	$$(Q)cd $(WL_SRC)/golabels && $$(WL_GO_ENV) CGO_ENABLED=$(1) \
+		go build -ldflags='$(WL_GO_LDFLAGS_$(2))' -o $(abspath $(WL_DIR))/golabels-cgo$(1)-$(2) .
+WL_BINS += $(WL_DIR)/golabels-cgo$(1)-$(2)
+endef
+
+$(foreach cgo,0 1,$(foreach strip,plain stripped,$(eval $(call wl_golabels,$(cgo),$(strip)))))
+
+# gofake: C programs laid out as Go programs (the label formats of other Go
+# versions, hostile label maps); offsets from proc/golang.c's table.
+$(WL_DIR)/gofake-go124: $(WL_SRC)/gofake.c $(WL_COMMON) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -DGOFAKE_VERSION='"go1.24.2"' -DGOFAKE_LABELS_OFFSET=352 \
+		-DGOFAKE_SLICE $(LDFLAGS) $< $(WL_COMMON) -lpthread -o $@
+
+$(WL_DIR)/gofake-go119-hostile: $(WL_SRC)/gofake.c $(WL_COMMON) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -DGOFAKE_VERSION='"go1.19.8"' -DGOFAKE_LABELS_OFFSET=360 \
+		$(LDFLAGS) $< $(WL_COMMON) -lpthread -o $@
+
+# a Go version labelprof has no offsets for
+$(WL_DIR)/gofake-go199: $(WL_SRC)/gofake.c $(WL_COMMON) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -DGOFAKE_VERSION='"go1.99.1"' -DGOFAKE_LABELS_OFFSET=352 \
+		-DGOFAKE_SLICE $(LDFLAGS) $< $(WL_COMMON) -lpthread -o $@
+
+WL_BINS += $(WL_DIR)/gofake-go124 $(WL_DIR)/gofake-go119-hostile $(WL_DIR)/gofake-go199
+# unwind: code without frame pointers, for the CFI unwinding tests.
+include $(WL_SRC)/unwind_build.mk
+
 # Last: every workload above is in WL_BINS by now.
 .PHONY: workloads
 workloads: $(WL_BINS)

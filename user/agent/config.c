@@ -31,6 +31,7 @@ enum key_type {
 	T_HEADERS,
 	T_LISTEN,
 	T_CGROUP, /* sampling filter */
+	T_UNWIND, /* enum lp_unwind_mode by name */
 };
 
 struct key_def {
@@ -94,6 +95,8 @@ static const struct key_def keys[] = {
 	{"max_key_len", T_UINT, OFF(sampling.opts.max_key_len), 0, UINT_MAX, NULL, NULL},
 	{"max_value_len", T_UINT, OFF(sampling.opts.max_value_len), 0, UINT_MAX, NULL, NULL},
 	{"ringbuf_size", T_SIZE, OFF(sampling.opts.ringbuf_bytes), 0, SIZE_MAX, NULL, NULL},
+	{"unwind", T_UNWIND, OFF(sampling.opts.unwind_mode), 0, 0, NULL, NULL},
+	{"unwind_memory", T_UINT, OFF(sampling.opts.unwind_memory_mib), 0, UINT_MAX, NULL, NULL},
 	{"verbose", T_BOOL, OFF(sampling.opts.verbose), 0, 0, NULL, NULL},
 };
 
@@ -425,6 +428,12 @@ static int set_key(struct agent_config *c, const struct key_def *k, const char *
 		return 0;
 	case T_HEADERS:
 		return parse_headers(c, v, err, err_len);
+	case T_UNWIND:
+		if (cli_parse_unwind(v, FIELD(c, k, enum lp_unwind_mode))) {
+			snprintf(err, err_len, "invalid unwind method '%s' (auto, fp or cfi)", v);
+			return -EINVAL;
+		}
+		return 0;
 	default:
 		break;
 	}
@@ -832,6 +841,7 @@ bool agent_config__same_sampling(const struct agent_config *a, const struct agen
 	       x->read_labels == y->read_labels && x->kernel_stacks == y->kernel_stacks &&
 	       x->max_labels == y->max_labels && x->max_key_len == y->max_key_len &&
 	       x->max_value_len == y->max_value_len && x->ringbuf_bytes == y->ringbuf_bytes &&
+	       x->unwind_mode == y->unwind_mode && x->unwind_memory_mib == y->unwind_memory_mib &&
 	       x->verbose == y->verbose && a->max_profile_bytes == b->max_profile_bytes &&
 	       a->symbol_memory == b->symbol_memory;
 }

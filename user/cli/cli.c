@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "labelprof.h"
 #include "lib/compiler.h"
+#include "unwind/unwind.h"
 
 enum {
 	OPT_CGROUP = 0x1000,
@@ -21,6 +22,8 @@ enum {
 	OPT_MAX_KEY,
 	OPT_MAX_VALUE,
 	OPT_RINGBUF,
+	OPT_UNWIND,
+	OPT_UNWIND_MEMORY,
 };
 
 /*
@@ -42,6 +45,11 @@ static const char ringbuf_doc[] = "Ring buffer bytes, " STR(SAMPLER_MIN_RINGBUF_
 	" .. " STR(SAMPLER_MAX_RINGBUF_MIB) " MiB, rounded up to a power of two (default 0: 2 s of "
 	"samples at the frequency, " STR(SAMPLER_RINGBUF_MIN_MIB) " .. "
 	STR(SAMPLER_RINGBUF_MAX_MIB) " MiB)";
+static const char unwind_doc[] = "User stacks by auto (CFI where an object has it, frame "
+	"pointers elsewhere; the default), fp (frame pointers only) or cfi (CFI only)";
+static const char unwind_memory_doc[] = "Memory for unwind tables in BPF, "
+	STR(UNWIND_MIN_MEMORY_MIB) " .. " STR(UNWIND_MAX_MEMORY_MIB) " MiB (default "
+	STR(UNWIND_DEFAULT_MEMORY_MIB) "); least recently used objects are evicted past it";
 /* clang-format on */
 
 static const struct argp_option sampling_options[] = {
@@ -55,6 +63,8 @@ static const struct argp_option sampling_options[] = {
 	{"max-key-len", OPT_MAX_KEY, "BYTES", 0, max_key_doc, 0},
 	{"max-value-len", OPT_MAX_VALUE, "BYTES", 0, max_value_doc, 0},
 	{"ringbuf-size", OPT_RINGBUF, "BYTES", 0, ringbuf_doc, 0},
+	{"unwind", OPT_UNWIND, "auto|fp|cfi", 0, unwind_doc, 0},
+	{"unwind-memory", OPT_UNWIND_MEMORY, "MIB", 0, unwind_memory_doc, 0},
 	{"verbose", 'v', NULL, 0, "Say more, including libbpf's messages", 0},
 	{},
 };
@@ -130,6 +140,14 @@ static error_t parse_sampling_opt(int key, char *arg, struct argp_state *state)
 				   sampler_opt__flag(SAMPLER_OPT_RINGBUF), arg);
 		o->ringbuf_bytes = v;
 		break;
+	case OPT_UNWIND:
+		if (cli_parse_unwind(arg, &o->unwind_mode))
+			argp_error(state, "--unwind: '%s' is not auto, fp or cfi", arg);
+		break;
+	case OPT_UNWIND_MEMORY:
+		parse_uint_arg(state, sampler_opt__flag(SAMPLER_OPT_UNWIND_MEMORY), arg,
+			       &o->unwind_memory_mib);
+		break;
 	case 'v':
 		o->verbose = true;
 		break;
@@ -148,6 +166,20 @@ const struct argp sampling_argp = {
 	.options = sampling_options,
 	.parser = parse_sampling_opt,
 };
+
+int cli_parse_unwind(const char *s, enum lp_unwind_mode *mode)
+{
+	static const char *const names[] = {
+		[LP_UNWIND_AUTO] = "auto", [LP_UNWIND_FP] = "fp", [LP_UNWIND_CFI] = "cfi"};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(s, names[i])) {
+			*mode = i;
+			return 0;
+		}
+	return -EINVAL;
+}
 
 bool sampling_args__any_alive(const struct sampling_args *args)
 {

@@ -32,6 +32,8 @@ struct sampling_args {
 extern const struct argp sampling_argp;
 
 /* Whether any -p pid still runs (cli_process_alive); false without -p. */
+/* --unwind's names (auto, fp, cfi) into *mode: 0, or -EINVAL. */
+int cli_parse_unwind(const char *s, enum lp_unwind_mode *mode);
 bool sampling_args__any_alive(const struct sampling_args *args);
 
 /* Where and how a command writes a profile: the options record and convert share. */

@@ -16,6 +16,7 @@
 #include "cmd/commands.h"
 #include "sampling/features.h"
 #include "format/fmt.h"
+#include "proc/otel_ctx.h"
 #include "proc/root.h"
 #include "proc/tls.h"
 
@@ -161,11 +162,22 @@ static void put_str_json(const char *s)
 		fputs("null", stdout);
 }
 
+/* A Go executable's version and how its goroutine labels are read, or why not; NULL if not Go. */
+static const char *go_labels_line(const struct tls_file_info *info, char *buf, size_t len)
+{
+	struct lp_go_ref go;
+
+	if (!info->go.is_go)
+		return NULL;
+	golang__recipe(info, &go, buf, len);
+	return buf;
+}
+
 static void put_file_json(const char *path, const struct tls_file_info *info)
 {
 	struct tls_model model = file_tls_model(info);
 	struct lp_recipe exe;
-	char reason[128];
+	char reason[128], go[TLS_DIAG_LEN];
 	__u32 i;
 
 	fputs("{\"file\":", stdout);
@@ -178,12 +190,21 @@ static void put_file_json(const char *path, const struct tls_file_info *info)
 		printf(",\"abi_version\":%u", info->abi_version);
 	else
 		fputs(",\"abi_version\":null", stdout);
+	fputs(",\"otel_thread_symbol\":", stdout);
+	if (info->has_otel)
+		printf("{\"symbol_table\":\"%s\",\"symbol_offset\":%" PRIu64 ",\"relocations\":%u}",
+		       info->otel_sym_dynamic ? "dynsym" : "symtab", (uint64_t)info->otel_value,
+		       info->nr_otel_relocs);
+	else
+		fputs("null", stdout);
 	printf(",\"version_in_file\":%s,\"form\":", info->version_in_file ? "true" : "false");
 	put_str_json(tls__form_name(info->form));
 	if (info->form == LP_FORM_NONE) {
 		no_labels_reason(info, reason, sizeof(reason));
 		fputs(",\"reason\":", stdout);
 		put_str_json(reason);
+		fputs(",\"go\":", stdout);
+		put_str_json(go_labels_line(info, go, sizeof(go)));
 		fputs("}", stdout);
 		return;
 	}
@@ -195,7 +216,7 @@ static void put_file_json(const char *path, const struct tls_file_info *info)
 	       (uint64_t)info->tls_vaddr);
 	put_str_json(model.word);
 	if (info->is_exe && !tls__exe_recipe(info, &exe))
-		printf(",\"tp_offset\":%" PRId64, (int64_t)exe.offset);
+		printf(",\"tp_offset\":%" PRId64, (int64_t)exe.labels.offset);
 	else
 		fputs(",\"tp_offset\":null", stdout);
 	fputs(",\"relocations\":[", stdout);
@@ -206,7 +227,9 @@ static void put_file_json(const char *path, const struct tls_file_info *info)
 		       (uint64_t)info->relocs[i].r_offset,
 		       info->relocs[i].local ? "module" : "symbol");
 	}
-	fputs("]}", stdout);
+	fputs("],\"go\":", stdout);
+	put_str_json(go_labels_line(info, go, sizeof(go)));
+	fputs("}", stdout);
 }
 
 static void put_file_text(const char *path, const struct tls_file_info *info, const char *indent)
@@ -214,12 +237,19 @@ static void put_file_text(const char *path, const struct tls_file_info *info, co
 	struct tls_model model = file_tls_model(info);
 	const char *libc = NAME(libc_names, info->interp_libc);
 	struct lp_recipe exe;
-	char reason[128];
+	char reason[128], go[TLS_DIAG_LEN];
 	__u32 i;
 
 	fmt__text_line(stdout, "%sfile: %s (%s, %s%s%s)", indent, path,
 		       info->is_exe ? "executable" : "shared library",
 		       tls__machine_name(info->machine), libc ? ", " : "", libc ? libc : "");
+	if (info->has_otel)
+		printf("%sOpenTelemetry thread context: otel_thread_ctx_v1 in %s, offset 0x%" PRIx64
+		       " in the TLS block, %u TLS relocations\n",
+		       indent, info->otel_sym_dynamic ? ".dynsym" : ".symtab",
+		       (uint64_t)info->otel_value, info->nr_otel_relocs);
+	if (go_labels_line(info, go, sizeof(go)))
+		fmt__text_line(stdout, "%sgo: %s", indent, go);
 	if (info->form == LP_FORM_NONE) {
 		no_labels_reason(info, reason, sizeof(reason));
 		printf("%slabels: none: %s\n", indent, reason);
@@ -236,7 +266,7 @@ static void put_file_text(const char *path, const struct tls_file_info *info, co
 	       (uint64_t)info->tls_memsz, (uint64_t)info->tls_align, (uint64_t)info->tls_vaddr);
 	printf("%sTLS model: %s", indent, model.text);
 	if (info->is_exe && !tls__exe_recipe(info, &exe))
-		printf(": the label object is at tp%+" PRId64, (int64_t)exe.offset);
+		printf(": the label object is at tp%+" PRId64, (int64_t)exe.labels.offset);
 	putchar('\n');
 	for (i = 0; i < info->nr_relocs; i++)
 		printf("%srelocation: %s at 0x%" PRIx64 " against the %s\n", indent,
@@ -263,12 +293,9 @@ static int inspect_file(const struct inspect_env *env)
 	return 0;
 }
 
-/* The recipe in words: where the label object of a thread is. */
-static void put_recipe_text(const struct lp_recipe *r)
+/* Where a thread's TLS object is, in words. */
+static void put_ref_where(const struct lp_tls_ref *r)
 {
-	printf("  recipe: %s; ", r->form == LP_FORM_CUSTOM_LABELS_V1
-					 ? "the TLS object points to the current label set"
-					 : "the TLS object is the label set");
 	if (r->access == LP_TLS_TP_OFFSET)
 		printf("it is at tp%+" PRId64 "\n", (int64_t)r->offset);
 	else if (r->access == LP_TLS_DTV)
@@ -281,23 +308,136 @@ static void put_recipe_text(const struct lp_recipe *r)
 		       " is read at every sample: a static offset from tp, or module and offset "
 		       "for the DTV walk (dtv = *(tp%+" PRId64 "))\n",
 		       (uint64_t)r->tlsdesc_addr, (int64_t)r->dtv_tp_offset);
-	printf("  fields: form %s, access %s, offset %" PRId64 ", dtv_tp_offset %" PRId64
-	       ", dtv_modid %" PRIu64 ", dtv_entry_size %u, dtv_flags %#x, tlsdesc_addr 0x%" PRIx64
-	       ", exec_seq %" PRIu64 "\n",
-	       tls__form_name(r->form), NAME(access_names, r->access), (int64_t)r->offset,
-	       (int64_t)r->dtv_tp_offset, (uint64_t)r->dtv_modid, r->dtv_entry_size, r->dtv_flags,
-	       (uint64_t)r->tlsdesc_addr, (uint64_t)r->exec_seq);
+}
+
+static void put_ref_fields_text(const struct lp_tls_ref *r)
+{
+	printf("access %s, offset %" PRId64 ", dtv_tp_offset %" PRId64 ", dtv_modid %" PRIu64
+	       ", dtv_entry_size %u, dtv_flags %#x, tlsdesc_addr 0x%" PRIx64,
+	       NAME(access_names, r->access), (int64_t)r->offset, (int64_t)r->dtv_tp_offset,
+	       (uint64_t)r->dtv_modid, r->dtv_entry_size, r->dtv_flags, (uint64_t)r->tlsdesc_addr);
+}
+
+/* The recipe in words: where the label object of a thread is. */
+static void put_recipe_text(const struct lp_recipe *r)
+{
+	printf("  recipe: %s; ", r->form == LP_FORM_CUSTOM_LABELS_V1
+					 ? "the TLS object points to the current label set"
+					 : "the TLS object is the label set");
+	put_ref_where(&r->labels);
+	printf("  fields: form %s, ", tls__form_name(r->form));
+	put_ref_fields_text(&r->labels);
+	printf(", exec_seq %" PRIu64 "\n", (uint64_t)r->exec_seq);
+}
+
+static void put_ref_json(const struct lp_tls_ref *r)
+{
+	printf("\"access\":\"%s\",\"offset\":%" PRId64 ",\"dtv_tp_offset\":%" PRId64
+	       ",\"dtv_modid\":%" PRIu64 ",\"dtv_entry_size\":%u,\"dtv_flags\":%u"
+	       ",\"tlsdesc_addr\":\"0x%" PRIx64 "\"",
+	       NAME(access_names, r->access), (int64_t)r->offset, (int64_t)r->dtv_tp_offset,
+	       (uint64_t)r->dtv_modid, r->dtv_entry_size, r->dtv_flags, (uint64_t)r->tlsdesc_addr);
 }
 
 static void put_recipe_json(const struct lp_recipe *r)
 {
-	printf("{\"form\":\"%s\",\"access\":\"%s\",\"offset\":%" PRId64
-	       ",\"dtv_tp_offset\":%" PRId64 ",\"dtv_modid\":%" PRIu64
-	       ",\"dtv_entry_size\":%u,\"dtv_flags\":%u"
-	       ",\"tlsdesc_addr\":\"0x%" PRIx64 "\",\"exec_seq\":%" PRIu64 "}",
-	       tls__form_name(r->form), NAME(access_names, r->access), (int64_t)r->offset,
-	       (int64_t)r->dtv_tp_offset, (uint64_t)r->dtv_modid, r->dtv_entry_size, r->dtv_flags,
-	       (uint64_t)r->tlsdesc_addr, (uint64_t)r->exec_seq);
+	printf("{\"form\":\"%s\",", tls__form_name(r->form));
+	put_ref_json(&r->labels);
+	printf(",\"exec_seq\":%" PRIu64 "}", (uint64_t)r->exec_seq);
+}
+
+/* The OpenTelemetry thread context (otel_thread_ctx_v1): where, or why not. */
+static void put_otel_thread(const struct lp_recipe *r, const struct tls_diag *diag, bool json)
+{
+	bool found = r->otel.access != LP_TLS_NONE;
+
+	if (json) {
+		fputs(",\"otel_thread\":{\"message\":", stdout);
+		put_str_json(diag->otel_msg);
+		fputs(",\"object\":", stdout);
+		put_str_json(diag->otel_object[0] ? diag->otel_object : NULL);
+		fputs(",\"case\":", stdout);
+		put_str_json(NAME(case_names, diag->otel_case));
+		fputs(",\"ref\":", stdout);
+		if (found) {
+			putchar('{');
+			put_ref_json(&r->otel);
+			putchar('}');
+		} else {
+			fputs("null", stdout);
+		}
+		putchar('}');
+		return;
+	}
+	fmt__text_line(stdout, "  OpenTelemetry thread context: %s%s%s%s",
+		       found ? "" : "not read: ", diag->otel_msg,
+		       diag->otel_object[0] ? " in " : "", diag->otel_object);
+	if (!found)
+		return;
+	printf("    otel_thread_ctx_v1 points to the record; ");
+	put_ref_where(&r->otel);
+	printf("    fields: ");
+	put_ref_fields_text(&r->otel);
+	putchar('\n');
+}
+
+/* The OpenTelemetry process context (OTEP 4719): what it publishes, or why nothing. */
+static void put_otel_process(pid_t pid, bool json)
+{
+	struct otel_ctx *ctx = NULL;
+	char err[256] = "";
+	__u64 addr = 0;
+	size_t i;
+	int ret;
+
+	ret = otel_ctx__find(pid, &addr);
+	if (!ret)
+		ret = otel_ctx__read(pid, addr, &ctx, err, sizeof(err));
+	if (ret && !err[0])
+		snprintf(err, sizeof(err), "%s",
+			 ret == -ENOENT ? "no mapping named OTEL_CTX" : strerror(-ret));
+	if (json) {
+		fputs(",\"otel_process\":{\"message\":", stdout);
+		put_str_json(ret ? err : "ok");
+		if (ret) {
+			fputs(",\"resource\":null,\"key_map\":null}", stdout);
+			return;
+		}
+		printf(",\"address\":\"0x%" PRIx64 "\",\"published_at_ns\":%" PRIu64
+		       ",\"resource\":{",
+		       (uint64_t)addr, (uint64_t)ctx->published_at_ns);
+		for (i = 0; i < ctx->nr_resource; i++) {
+			fputs(i ? "," : "", stdout);
+			put_str_json(ctx->resource[i].key);
+			putchar(':');
+			put_str_json(ctx->resource[i].value);
+		}
+		fputs("},\"key_map\":[", stdout);
+		for (i = 0; i < ctx->nr_keys; i++) {
+			fputs(i ? "," : "", stdout);
+			put_str_json(ctx->keys[i]);
+		}
+		printf("],\"key_map_entries\":%zu,\"schema_version\":", ctx->key_map_len);
+		put_str_json(ctx->schema_version);
+		putchar('}');
+	} else if (ret) {
+		fmt__text_line(stdout, "  OpenTelemetry process context: none: %s", err);
+	} else {
+		printf("  OpenTelemetry process context at 0x%" PRIx64 ", published at %" PRIu64
+		       " ns: %zu resource attributes, %zu keys%s\n",
+		       (uint64_t)addr, (uint64_t)ctx->published_at_ns, ctx->nr_resource,
+		       ctx->key_map_len,
+		       ctx->key_map_len > ctx->nr_keys ? " (only the first 256 are used)" : "");
+		for (i = 0; i < ctx->nr_resource; i++)
+			fmt__text_line(stdout, "    resource %s=%s", ctx->resource[i].key,
+				       ctx->resource[i].value);
+		for (i = 0; i < ctx->nr_keys; i++)
+			fmt__text_line(stdout, "    key %zu: %s", i,
+				       ctx->keys[i] ? ctx->keys[i] : "(not a string)");
+		if (ctx->schema_version)
+			fmt__text_line(stdout, "    schema version %s", ctx->schema_version);
+	}
+	otel_ctx__free(ctx);
 }
 
 static int inspect_pid(const struct inspect_env *env)
@@ -325,12 +465,17 @@ static int inspect_pid(const struct inspect_env *env)
 	} else if (err) {
 		status = "error"; /* labels are published, their TLS cannot be located */
 		summary = "labels not located";
-	} else if (r.form == LP_FORM_NONE) {
+	} else if (r.form == LP_FORM_NONE && r.otel.access == LP_TLS_NONE &&
+		   r.go.format != LP_GO_NONE) {
+		status = "ok";
+		summary = "go_pprof";
+	} else if (r.form == LP_FORM_NONE && r.otel.access == LP_TLS_NONE) {
 		status = "none";
 		summary = "no labels";
 	} else {
 		status = "ok";
-		summary = tls__form_name(r.form);
+		summary = r.form != LP_FORM_NONE ? tls__form_name(r.form)
+						 : "OpenTelemetry thread context only";
 	}
 	/* the object as the process sees it, for its file-level facts */
 	fd = diag.object[0] ? proc_root__open(env->pid, diag.object, &st) : -ENOENT;
@@ -357,6 +502,10 @@ static int inspect_pid(const struct inspect_env *env)
 			put_file_json(diag.object, &info);
 		else
 			fputs("null", stdout);
+		put_otel_thread(&r, &diag, true);
+		put_otel_process(env->pid, true);
+		fputs(",\"go\":", stdout);
+		put_str_json(diag.go[0] ? diag.go : NULL);
 		fputs("}\n", stdout);
 	} else {
 		fmt__text_line(stdout, "pid %d: %s: %s", env->pid, summary, diag.msg);
@@ -369,6 +518,10 @@ static int inspect_pid(const struct inspect_env *env)
 			put_file_text(diag.object, &info, "  ");
 		else if (diag.object[0])
 			fmt__text_line(stdout, "  object: %s", diag.object);
+		put_otel_thread(&r, &diag, false);
+		put_otel_process(env->pid, false);
+		if (diag.go[0])
+			fmt__text_line(stdout, "  go: %s", diag.go);
 	}
 	return 0;
 }
@@ -436,7 +589,10 @@ int cmd_inspect(int argc, char **argv)
 		       "that provides the labels, exec_seq, always 0 outside a recording) and "
 		       "the facts of that file, or why there is none: status ok, none (no "
 		       "labels published, or an unknown ABI version), pending (the library is "
-		       "not relocated yet) or error.\n\n"
+		       "not relocated yet) or error. Then the OpenTelemetry thread context "
+		       "(otel_thread_ctx_v1: where its TLS pointer is, or why it is not read) "
+		       "and process context (the OTEL_CTX mapping: its resource attributes, "
+		       "attribute key map and schema version, or why there is none).\n\n"
 		       "--system: the kernel features labelprof uses, each checked for real "
 		       "(the last checks load and attach the sampler and run the label "
 		       "reader on labelprof itself): yes, no or unchecked (a check needs "

@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cmd/commands.h"
 #include "format/fmt.h"
+#include "profile/otel_labels.h"
 #include "profile/profile.h"
 #include "sampling/procs.h"
 #include "sampling/sampler.h"
@@ -75,7 +76,7 @@ static const struct {
 	 "the thread never touched the labels library's TLS (its DTV slot is unallocated)"},
 	{LP_ST_READ_FAULT, "reading the thread's memory failed: labels may be missing"},
 	{LP_ST_TRUNCATED, "a key, a value or the number of labels hit a limit"},
-	{LP_ST_MALFORMED, "a label with a NULL pointer and a non-zero length was skipped"},
+	{LP_ST_MALFORMED, "a damaged label (a NULL pointer with a non-zero length) was skipped"},
 };
 
 static const char *outcome(__u32 status, const char **why)
@@ -96,6 +97,7 @@ struct labels_run {
 	const struct labels_env *env;
 	const struct tls_diag *diag;
 	__u32 form;
+	bool otel; /* the recipe reads an OTel thread context */
 	struct profile *profile;
 	size_t threads;
 	size_t unallocated;
@@ -129,6 +131,8 @@ static int put_thread_text(const struct profile_sample *s, void *ctx)
 	putchar('\n');
 	for (i = 0; i < s->label_count; i++) {
 		fputs("  ", stdout);
+		if (s->labels[i].source != LP_SRC_CUSTOM_LABELS)
+			printf("[%s] ", fmt__label_source_name(s->labels[i].source));
 		/* a key's '=' is escaped: the first '=' of the line ends the key */
 		fmt__text_bytes(stdout, s->labels[i].key, s->labels[i].key_len, "=", SIZE_MAX);
 		putchar('=');
@@ -151,6 +155,8 @@ static int put_thread_json(const struct profile_sample *s, void *ctx)
 	fmt__json_bytes(stdout, s->comm, s->comm_len);
 	fputs(",\"labels\":", stdout);
 	fmt__json_labels(stdout, s->labels, s->label_count);
+	fputs(",\"label_sources\":", stdout);
+	fmt__json_label_sources(stdout, s->labels, s->label_count);
 	printf(",\"status\":\"%s\",\"flags\":", outcome(s->status, &why));
 	fmt__json_status(stdout, s->status);
 	putchar('}');
@@ -163,17 +169,41 @@ static int put_labels(struct labels_run *run)
 	int err;
 
 	if (run->env->json) {
-		printf("{\"pid\":%d,\"form\":\"%s\",\"object\":", run->env->pid,
-		       tls__form_name(run->form));
+		printf("{\"pid\":%d,\"form\":", run->env->pid);
+		if (run->form != LP_FORM_NONE)
+			printf("\"%s\"", tls__form_name(run->form));
+		else
+			fputs("null", stdout);
+		fputs(",\"otel_thread\":", stdout);
+		if (run->otel)
+			fmt__json_bytes(stdout, diag->otel_object, strlen(diag->otel_object));
+		else
+			fputs("null", stdout);
+		fputs(",\"object\":", stdout);
 		fmt__json_bytes(stdout, diag->object, strlen(diag->object));
 		fputs(",\"recipe\":", stdout);
 		fmt__json_bytes(stdout, diag->msg, strlen(diag->msg));
+		fputs(",\"go\":", stdout);
+		fmt__json_bytes(stdout, diag->go, strlen(diag->go));
 		fputs(",\"threads\":[", stdout);
 		err = profile__for_each(run->profile, put_thread_json, run);
 		fputs("\n]}\n", stdout);
 	} else {
-		fmt__text_line(stdout, "pid %d: %s from %s (%s)", run->env->pid,
-			       tls__form_name(run->form), diag->object, diag->msg);
+		/* one header line: the sources read, and where from */
+		if (run->form != LP_FORM_NONE && run->otel)
+			fmt__text_line(stdout,
+				       "pid %d: %s from %s (%s); OpenTelemetry thread context from "
+				       "%s (%s)",
+				       run->env->pid, tls__form_name(run->form), diag->object,
+				       diag->msg, diag->otel_object, diag->otel_msg);
+		else if (run->form != LP_FORM_NONE)
+			fmt__text_line(stdout, "pid %d: %s from %s (%s)", run->env->pid,
+				       tls__form_name(run->form), diag->object, diag->msg);
+		else if (run->otel)
+			fmt__text_line(stdout, "pid %d: OpenTelemetry thread context from %s (%s)",
+				       run->env->pid, diag->otel_object, diag->otel_msg);
+		if (diag->go[0])
+			fmt__text_line(stdout, "pid %d: go_pprof (%s)", run->env->pid, diag->go);
 		err = profile__for_each(run->profile, put_thread_text, run);
 	}
 	if (!err && fflush(stdout))
@@ -202,6 +232,9 @@ static int find_recipe(const struct labels_env *env, struct lp_recipe *r, struct
 	}
 	/* diag quotes the process's file names: escaped */
 	err = tls__resolve_process(NULL, env->pid, r, diag);
+	/* a Go program's labels are read whatever became of custom labels */
+	if (r->go.format != LP_GO_NONE && err != -ESRCH && err != -EACCES && err != -EPERM)
+		return 0;
 	if (err == -ESRCH)
 		fprintf(stderr, "labelprof: no such process: %d\n", env->pid);
 	else if (err == -EACCES || err == -EPERM)
@@ -212,9 +245,10 @@ static int find_recipe(const struct labels_env *env, struct lp_recipe *r, struct
 	else if (err)
 		fmt__text_line(stderr, "labelprof: pid %d: the labels%s%s cannot be located: %s",
 			       env->pid, diag->object[0] ? " of " : "", diag->object, diag->msg);
-	else if (r->form == LP_FORM_NONE)
-		fmt__text_line(stderr, "labelprof: pid %d publishes no labels: %s%s%s", env->pid,
-			       diag->object, diag->object[0] ? ": " : "", diag->msg);
+	else if (r->form == LP_FORM_NONE && r->otel.access == LP_TLS_NONE)
+		fmt__text_line(stderr, "labelprof: pid %d publishes no labels: %s%s%s; %s%s%s",
+			       env->pid, diag->object, diag->object[0] ? ": " : "", diag->msg,
+			       diag->otel_msg, diag->go[0] ? "; " : "", diag->go);
 	else
 		return 0;
 	return err ? err : -ENOENT;
@@ -227,12 +261,16 @@ int cmd_labels(int argc, char **argv)
 		.options = labels_options,
 		.parser = parse_labels_opt,
 		.args_doc = "PID",
-		.doc = "Shows the custom labels every thread of process PID has set right now. "
+		.doc = "Shows the custom labels (and a Go program's goroutine pprof labels) every "
+		       "thread of process PID has set right now. "
 		       "A BPF task iterator reads them where the threads keep them, with the "
 		       "recipe 'labelprof record' uses, without stopping the process.\v"
 		       "Text output: a line naming the label form and the file that publishes "
 		       "it, then per thread 'tid TID comm COMM: STATUS, N labels' and one "
-		       "'  KEY=VALUE' line per label, sorted by key. Bytes that are not "
+		       "'  KEY=VALUE' line per label, sorted by key, '  [SOURCE] KEY=VALUE' for "
+		       "a label that does not come from custom labels (otel_thread: the "
+		       "OpenTelemetry thread context; otel_process: the process context's "
+		       "resource attributes, on every thread; go_pprof). Bytes that are not "
 		       "printable UTF-8, '\\', '=' in keys and ' ' or ':' in COMM are written "
 		       "as \\xHH.\n\n"
 		       "STATUS: ok; dtv_unallocated (the thread never touched the labels "
@@ -243,14 +281,17 @@ int cmd_labels(int argc, char **argv)
 		       "'labelprof record' reads with); malformed (a label with a NULL key or "
 		       "value pointer but a non-zero length was skipped; a NULL value of length "
 		       "0 is a label not in use and is skipped silently); exiting.\n\n"
-		       "--json writes {\"pid\", \"form\", \"object\", \"recipe\", \"threads\": "
-		       "[{\"tid\", \"comm\", \"labels\": {KEY: VALUE}, \"status\", \"flags\"}]} "
+		       "--json writes {\"pid\", \"form\", \"otel_thread\", \"object\", \"recipe\", "
+		       "\"go\", \"threads\": [{\"tid\", \"comm\", \"labels\": {KEY: VALUE}, "
+		       "\"label_sources\": {KEY: SOURCE}, \"status\", \"flags\"}]} "
 		       "with byte strings escaped as in docs/json-format.md.\n\n"
 		       "Exit status: 0 when the labels were read; 1 when they could not be "
 		       "(no such process, not permitted, no labels published, and why); 2 on "
 		       "usage errors. Needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE.",
 	};
 	struct labels_run run = {.env = &env};
+	struct otel_labels *otel = NULL;
+	struct profile_resolver resolver;
 	struct profile_stats st;
 	struct lp_recipe recipe;
 	struct tls_diag diag;
@@ -267,11 +308,15 @@ int cmd_labels(int argc, char **argv)
 		return 1;
 	run.diag = &diag;
 	run.form = recipe.form;
+	run.otel = recipe.otel.access != LP_TLS_NONE;
 	run.profile = profile__new(NULL, NULL);
-	if (!run.profile) {
+	otel = otel_labels__new();
+	if (!run.profile || !otel) {
 		fprintf(stderr, "labelprof: out of memory\n");
-		return 1;
+		goto out_free;
 	}
+	otel_labels__resolver(otel, &resolver);
+	profile__set_resolver(run.profile, &resolver);
 	err = sampler__read_threads(env.pid, &recipe, env.verbose, on_thread, &run, errbuf,
 				    sizeof(errbuf));
 	if (err) {
@@ -298,5 +343,6 @@ int cmd_labels(int argc, char **argv)
 
 out_free:
 	profile__free(run.profile);
+	otel_labels__free(otel);
 	return ret;
 }

@@ -17,6 +17,7 @@
 #include "cmd/commands.h"
 #include "format/output.h"
 #include "sampling/procs.h"
+#include "unwind/unwind.h"
 #include "profile/profile.h"
 #include "sampling/session.h"
 #include "profile/symprof.h"
@@ -147,6 +148,7 @@ static int release_command(int go_fd, int err_fd)
 static void print_summary(const struct session *s, const struct lp_counters *c, double secs,
 			  bool verbose)
 {
+	struct unwind_stats us;
 	struct procs_stats ps;
 
 	procs__stats(s->procs, &ps);
@@ -170,6 +172,19 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 			"%llu samples of processes without a recipe, %llu of kernel threads\n",
 			(unsigned long long)c->null_values, (unsigned long long)c->unknown_pids,
 			(unsigned long long)c->kernel_threads);
+	if (verbose && procs__unwind_stats(s->procs, &us))
+		fprintf(stderr,
+			"labelprof: unwind: %llu objects, %llu rows, %llu KiB in BPF (%llu KiB of "
+			"shards), %llu tables built in %.1f ms, %llu evicted, %llu errors; frames: "
+			"%llu by CFI, %llu by frame pointers, %llu table misses, %llu without a rule; "
+			"%llu walks truncated\n",
+			(unsigned long long)us.objects, (unsigned long long)us.rows,
+			(unsigned long long)us.bytes >> 10, (unsigned long long)us.shard_bytes >> 10,
+			(unsigned long long)us.builds, us.build_ns / 1e6,
+			(unsigned long long)us.evictions, (unsigned long long)us.errors,
+			(unsigned long long)us.bpf.cfi_frames, (unsigned long long)us.bpf.fp_frames,
+			(unsigned long long)us.bpf.misses, (unsigned long long)us.bpf.no_rule,
+			(unsigned long long)us.bpf.truncated);
 }
 
 /* One status line, rewritten in place: only for a terminal. */
@@ -191,8 +206,13 @@ static int write_profile(const struct record_env *env, struct session *s, FILE *
 		.duration_ns = duration_ns,
 		.counters = c,
 	};
-	struct symprof *sp = symprof__from_profile(s->profile, s->symbolizer, &bo);
+	struct unwind_stats us;
+	struct symprof *sp;
 	int err;
+
+	if (procs__unwind_stats(s->procs, &us))
+		bo.unwind_misses = us.bpf.misses;
+	sp = symprof__from_profile(s->profile, s->symbolizer, &bo);
 
 	if (!sp)
 		return -ENOMEM;
@@ -316,7 +336,7 @@ int cmd_record(int argc, char **argv)
 			env.output.path ? " to " : "", env.output.path ? env.output.path : "",
 			strerror(-err));
 	}
-	print_summary(s, &counters, (end_ns - start_ns) / 1e9, args->opts.verbose);
+	print_summary(s, &counters, (end_ns - start_ns) / 1e9, env.sampling.opts.verbose);
 	ret = err ? 1 : 0;
 
 out_free:

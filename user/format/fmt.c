@@ -8,6 +8,7 @@
 #include <wchar.h>
 
 #include "format/fmt.h"
+#include "lib/compiler.h"
 #include "format/output.h"
 
 static const char hex[] = "0123456789abcdef";
@@ -55,23 +56,79 @@ void fmt__json_labels(FILE *f, const struct profile_label *labels, size_t n)
 	putc_unlocked('}', f);
 }
 
+const char *fmt__label_source_name(__u32 source)
+{
+	static const char *const names[] = {
+		[LP_SRC_CUSTOM_LABELS] = "custom_labels",
+		[LP_SRC_OTEL_THREAD] = "otel_thread",
+		[LP_SRC_GO_PPROF] = "go_pprof",
+		[LP_SRC_OTEL_PROCESS] = "otel_process",
+	};
+
+	return source < sizeof(names) / sizeof(names[0]) && names[source] ? names[source]
+									   : "unknown";
+}
+
+void fmt__json_label_sources(FILE *f, const struct profile_label *labels, size_t n)
+{
+	bool first = true;
+	size_t i;
+
+	putc_unlocked('{', f);
+	for (i = 0; i < n; i++) {
+		if (labels[i].source == LP_SRC_CUSTOM_LABELS)
+			continue;
+		if (!first)
+			putc_unlocked(',', f);
+		first = false;
+		fmt__json_bytes(f, labels[i].key, labels[i].key_len);
+		fprintf(f, ":\"%s\"", fmt__label_source_name(labels[i].source));
+	}
+	putc_unlocked('}', f);
+}
+
 static const char *const status_names[32] = {
 	[0] = "no_recipe",  [1] = "labels_read",     [2] = "read_fault",   [3] = "truncated",
 	[4] = "malformed",  [5] = "dtv_unallocated", [6] = "kstack_error", [7] = "ustack_error",
 	[8] = "labels_off", [9] = "tls_pending",     [10] = "exiting",	   [11] = "maps_changed",
-	[31] = "dropped",
+	[14] = "ustack_truncated", [31] = "dropped",
 };
 
 _Static_assert(LP_ST_NO_RECIPE == 1 << 0 && LP_ST_TRUNCATED == 1 << 3 &&
 		       LP_ST_DTV_UNALLOCATED == 1 << 5 && LP_ST_LABELS_OFF == 1 << 8 &&
 		       LP_ST_TLS_PENDING == 1 << 9 && LP_ST_EXITING == 1 << 10 &&
-		       LP_ST_MAPS_CHANGED == 1 << 11 &&
+		       LP_ST_MAPS_CHANGED == 1 << 11 && LP_ST_USTACK_TRUNCATED == 1 << 14 &&
 		       PROFILE_ST_DROPPED == 1u << 31,
 	       "status_names follows the status bits");
 
 const char *fmt__status_name(unsigned int bit)
 {
 	return bit < 32 ? status_names[bit] : NULL;
+}
+
+const char *fmt__unwind_name(__u32 status)
+{
+	switch (status & FMT_UNWIND_BITS) {
+	case LP_ST_UNWIND_CFI:
+		return "cfi";
+	case LP_ST_UNWIND_FP:
+		return "fp";
+	case FMT_UNWIND_BITS:
+		return "mixed";
+	}
+	return NULL;
+}
+
+__u32 fmt__unwind_bits(const char *name, size_t len)
+{
+	static const __u32 all[] = {LP_ST_UNWIND_CFI, LP_ST_UNWIND_FP, FMT_UNWIND_BITS};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(all); i++)
+		if (strlen(fmt__unwind_name(all[i])) == len &&
+		    !memcmp(fmt__unwind_name(all[i]), name, len))
+			return all[i];
+	return 0;
 }
 
 void fmt__json_status(FILE *f, __u32 status)

@@ -23,6 +23,10 @@ void fmt__json_bytes(FILE *f, const void *p, size_t n);
 
 /* A JSON object of labels, key -> value, in the order given. */
 void fmt__json_labels(FILE *f, const struct profile_label *labels, size_t n);
+/* "custom_labels", "otel_thread", "go_pprof", "otel_process" (enum lp_label_source). */
+const char *fmt__label_source_name(__u32 source);
+/* {KEY: SOURCE} for the labels that do not come from custom labels. */
+void fmt__json_label_sources(FILE *f, const struct profile_label *labels, size_t n);
 
 /* A JSON array of the names of the status bits set (enum lp_sample_status, PROFILE_ST_*). */
 void fmt__json_status(FILE *f, __u32 status);
@@ -60,5 +64,15 @@ void fmt__text_line(FILE *f, const char *fmt, ...) __attribute__((format(printf,
 
 /* The name of status bit (0..31) as in the JSON "flags", or NULL if it has none. */
 const char *fmt__status_name(unsigned int bit);
+
+/*
+ * The status bits saying how the user stack was unwound, which JSON shows
+ * as "unwind" rather than in "flags"; and that name: "fp", "cfi", "mixed",
+ * or NULL when neither bit is set.
+ */
+#define FMT_UNWIND_BITS (LP_ST_UNWIND_CFI | LP_ST_UNWIND_FP)
+const char *fmt__unwind_name(__u32 status);
+/* The status bits of an "unwind" name, 0 if unknown. */
+__u32 fmt__unwind_bits(const char *name, size_t len);
 
 #endif /* LABELPROF_FMT_H */

@@ -43,6 +43,8 @@ struct jp {
 	size_t frames_cap;
 	struct sp_line *lines;
 	size_t lines_cap;
+	struct sp_label *sources; /* a sample's label_sources: key, source */
+	size_t sources_cap;
 	__u64 total; /* sum of the sample counts */
 };
 
@@ -131,7 +133,7 @@ static const char *const counter_keys[] = {
 	"samples",	    "samples_with_labels", "label_read_faults", "truncations",
 	"malformed_labels", "ringbuf_drops",	   "event_drops",	"unknown_pids",
 	"filtered",	    "kernel_threads",	   "samples_received",	"records_rejected",
-	"samples_dropped",  "null_values",
+	"samples_dropped",  "unwind_misses", "null_values",
 };
 
 #define N_COUNTER_KEYS ((int)ARRAY_SIZE(counter_keys))
@@ -145,7 +147,7 @@ static int read_counters(struct jp *p)
 		&c->truncations,     &c->malformed_labels,    &c->ringbuf_drops,
 		&c->event_drops,     &c->unknown_pids,	      &c->filtered,
 		&c->kernel_threads,  &m->samples_received,    &m->records_rejected,
-		&m->samples_dropped, &c->null_values,
+		&m->samples_dropped, &m->unwind_misses, &c->null_values,
 	};
 	_Static_assert(ARRAY_SIZE(fields) == N_COUNTER_KEYS, "counter_keys");
 	bool first = true;
@@ -287,6 +289,7 @@ static int read_labels(struct jp *p, __u32 *set)
 		l = &p->labels_in[n++];
 		l->at = p->j.key_at;
 		l->label.key = symprof__string(p->sp, p->j.str, p->j.str_len);
+		l->label.source = LP_SRC_CUSTOM_LABELS;
 		r = read_bytes(p, "label value", &l->label.value);
 	}
 	if (r)
@@ -488,6 +491,61 @@ static int read_frames(struct jp *p, __u32 *stack)
 	return 0;
 }
 
+/*
+ * label_sources: {key: source}, in *n; a source this version does not name
+ * reads as custom labels (docs/json-format.md).
+ */
+static int read_label_sources(struct jp *p, size_t *n)
+{
+	static const char *const names[] = {
+		[LP_SRC_CUSTOM_LABELS] = "custom_labels",
+		[LP_SRC_OTEL_THREAD] = "otel_thread",
+		[LP_SRC_GO_PPROF] = "go_pprof",
+		[LP_SRC_OTEL_PROCESS] = "otel_process",
+	};
+	bool first = true;
+	__u32 key, i;
+	int r;
+
+	*n = 0;
+	r = json__begin(&p->j, "label_sources", '{');
+	while (!r && (r = json__next_member(&p->j, &first)) > 0) {
+		key = symprof__string(p->sp, p->j.str, p->j.str_len);
+		if (json__peek(&p->j) != '"')
+			return json__wrong_type(&p->j, "label source", "a string");
+		r = json__string(&p->j);
+		if (r)
+			return r;
+		r = json__reserve(&p->j, &p->sources, &p->sources_cap, *n + 1, sizeof(*p->sources));
+		if (r)
+			return r;
+		p->sources[*n] = (struct sp_label){key, 0, LP_SRC_CUSTOM_LABELS};
+		for (i = 0; i < ARRAY_SIZE(names); i++)
+			if (p->j.str_len == strlen(names[i]) &&
+			    !memcmp(p->j.str, names[i], p->j.str_len))
+				p->sources[*n].source = i;
+		(*n)++;
+	}
+	return r;
+}
+
+/* The label set id with the sources of label_sources[0..n) applied. */
+static __u32 apply_sources(struct jp *p, __u32 set, size_t n)
+{
+	const struct sp_range *r = &p->sp->label_sets[set];
+	size_t i, j;
+
+	if (!set || !n ||
+	    json__reserve(&p->j, &p->labels, &p->labels_cap, r->count, sizeof(*p->labels)))
+		return set;
+	memcpy(p->labels, p->sp->labels + r->first, r->count * sizeof(*p->labels));
+	for (i = 0; i < r->count; i++)
+		for (j = 0; j < n; j++)
+			if (p->labels[i].key == p->sources[j].key)
+				p->labels[i].source = p->sources[j].source;
+	return symprof__label_set(p->sp, p->labels, r->count);
+}
+
 enum sample_key {
 	S_PID,
 	S_TID,
@@ -496,12 +554,17 @@ enum sample_key {
 	S_FLAGS,
 	S_COUNT,
 	S_FRAMES,
+	S_LABEL_SOURCES,
+	S_UNWIND,
 	S_KEYS,
 };
 
 static const char *const sample_keys[S_KEYS] = {
-	[S_PID] = "pid",     [S_TID] = "tid",	  [S_COMM] = "comm",	 [S_LABELS] = "labels",
-	[S_FLAGS] = "flags", [S_COUNT] = "count", [S_FRAMES] = "frames",
+	[S_PID] = "pid",       [S_TID] = "tid",
+	[S_COMM] = "comm",     [S_LABELS] = "labels",
+	[S_FLAGS] = "flags",   [S_COUNT] = "count",
+	[S_FRAMES] = "frames", [S_LABEL_SOURCES] = "label_sources",
+	[S_UNWIND] = "unwind",
 };
 
 /* pid, tid and count make a sample; the rest may be missing (none, empty). */
@@ -512,7 +575,7 @@ static int read_sample(struct jp *p)
 	struct sp_sample s = {};
 	bool first = true;
 	__u64 seen = 0;
-	size_t at;
+	size_t at, nsources = 0;
 	int r, k;
 
 	if (json__peek(&p->j) != '{')
@@ -545,6 +608,17 @@ static int read_sample(struct jp *p)
 		case S_FRAMES:
 			r = read_frames(p, &s.stack);
 			break;
+		case S_LABEL_SOURCES:
+			r = read_label_sources(p, &nsources);
+			break;
+		case S_UNWIND:
+			if (json__peek(&p->j) != '"')
+				return json__wrong_type(&p->j, "unwind", "a string");
+			r = json__string(&p->j);
+			/* a name a later writer gives is left out, as flags are */
+			if (!r)
+				s.status |= fmt__unwind_bits((const char *)p->j.str, p->j.str_len);
+			break;
 		default:
 			r = json__skip(&p->j);
 		}
@@ -559,6 +633,7 @@ static int read_sample(struct jp *p)
 	if (p->total + s.count < p->total)
 		return json__fail(&p->j, at, "the sample counts add up past 2^64 - 1");
 	p->total += s.count;
+	s.label_set = apply_sources(p, s.label_set, nsources);
 	if (symprof__error(p->sp) || symprof__add_sample(p->sp, &s))
 		return json__oom(&p->j);
 	return 0;
@@ -698,5 +773,6 @@ int input__read_json(const void *buf, size_t len, struct symprof *sp, char *err,
 	free(p.labels);
 	free(p.frames);
 	free(p.lines);
+	free(p.sources);
 	return r;
 }

@@ -468,10 +468,10 @@ static void link_labels(struct reader *r, int32_t li, size_t *n)
 		return;
 	if (l->trace_id.len)
 		r->labels[(*n)++] = (struct sp_label){symprof__cstring(r->sp, OTLP_LABEL_TRACE_ID),
-						      hex_id(r, &l->trace_id)};
+						      hex_id(r, &l->trace_id), LP_SRC_OTEL_THREAD};
 	if (l->span_id.len)
 		r->labels[(*n)++] = (struct sp_label){symprof__cstring(r->sp, OTLP_LABEL_SPAN_ID),
-						      hex_id(r, &l->span_id)};
+						      hex_id(r, &l->span_id), LP_SRC_OTEL_THREAD};
 }
 
 /* The process a resource describes; returns whether it names a pid. */
@@ -569,7 +569,8 @@ static int convert_profile(struct reader *r, const otlp_resource_profiles *rp,
 
 			switch (a->kind) {
 			case ATTR_LABEL:
-				r->labels[n++] = (struct sp_label){a->key, a->value};
+				r->labels[n++] =
+					(struct sp_label){a->key, a->value, LP_SRC_CUSTOM_LABELS};
 				break;
 			case ATTR_THREAD_ID:
 				out.tid = a->value;

@@ -464,7 +464,7 @@ static int read_labels(struct reader *r, size_t i, const pb_sample *s, struct sp
 			thread_name_seen = true;
 			continue;
 		}
-		labels[n++] = (struct sp_label){key, value};
+		labels[n++] = (struct sp_label){key, value, LP_SRC_CUSTOM_LABELS};
 	}
 	out->label_set = symprof__label_set(r->sp, labels, n);
 	return 0;

@@ -110,8 +110,33 @@ static void put_sample(FILE *f, const struct symprof *sp, const struct sp_sample
 		putc_unlocked(':', f);
 		fmt__json_bytes(f, symprof__str(sp, l->value)->bytes, symprof__str(sp, l->value)->len);
 	}
-	fputs_unlocked("},\"flags\":", f);
-	fmt__json_status(f, s->status);
+	putc_unlocked('}', f);
+	/* which writer each label came from, custom labels left out (docs/json-format.md) */
+	for (i = 0; i < set->count && sp->labels[set->first + i].source == LP_SRC_CUSTOM_LABELS;
+	     i++)
+		;
+	if (i < set->count) {
+		bool first_source = true;
+
+		fputs_unlocked(",\"label_sources\":{", f);
+		for (i = 0; i < set->count; i++) {
+			const struct sp_label *l = &sp->labels[set->first + i];
+
+			if (l->source == LP_SRC_CUSTOM_LABELS)
+				continue;
+			if (!first_source)
+				putc_unlocked(',', f);
+			first_source = false;
+			fmt__json_bytes(f, symprof__str(sp, l->key)->bytes,
+					symprof__str(sp, l->key)->len);
+			fprintf(f, ":\"%s\"", fmt__label_source_name(l->source));
+		}
+		putc_unlocked('}', f);
+	}
+	fputs_unlocked(",\"flags\":", f);
+	fmt__json_status(f, s->status & ~FMT_UNWIND_BITS);
+	if (fmt__unwind_name(s->status))
+		fprintf(f, ",\"unwind\":\"%s\"", fmt__unwind_name(s->status));
 	fprintf(f, ",\"count\":%" PRIu64 ",\"frames\":[", (uint64_t)s->count);
 	for (i = 0; i < stack->count; i++)
 		put_frame(f, sp, sp->stack_locations[stack->first + i], i == 0);
@@ -147,9 +172,9 @@ int output__write_json(FILE *f, const struct symprof *sp, const struct output_op
 		(uint64_t)c->null_values);
 	fprintf(f,
 		",\"samples_received\":%" PRIu64 ",\"records_rejected\":%" PRIu64
-		",\"samples_dropped\":%" PRIu64 "},\n\"processes\":[",
+		",\"samples_dropped\":%" PRIu64 ",\"unwind_misses\":%" PRIu64 "},\n\"processes\":[",
 		(uint64_t)m->samples_received, (uint64_t)m->records_rejected,
-		(uint64_t)m->samples_dropped);
+		(uint64_t)m->samples_dropped, (uint64_t)m->unwind_misses);
 	for (i = 0; i < sp->process_count; i++) {
 		const struct sp_process *p = &sp->processes[i];
 

@@ -446,7 +446,8 @@ static const struct set_info *set_info(struct writer *w, __u32 id)
 		const struct sp_string *k = symprof__str(w->sp, labels[i].key);
 		const struct sp_string *v = symprof__str(w->sp, labels[i].value);
 
-		if (i == w3c[0] || i == w3c[1])
+		/* the process context's attributes describe the resource (resource_fill) */
+		if (i == w3c[0] || i == w3c[1] || labels[i].source == LP_SRC_OTEL_PROCESS)
 			continue;
 		si->has_thread_id |= sp_string__is(k, OTLP_THREAD_ID);
 		si->has_thread_name |= sp_string__is(k, OTLP_THREAD_NAME);
@@ -592,8 +593,16 @@ static void resource_attribute(struct writer *w, otlp_resource *r, const char *k
 	kv->value = value;
 }
 
-static void resource_fill(struct writer *w, otlp_resource *r, __u32 pid)
+/*
+ * The resource of pid: what is known of the process, and the attributes its
+ * OpenTelemetry process context publishes (labels of source
+ * LP_SRC_OTEL_PROCESS of its first sample, label set set).
+ */
+static void resource_fill(struct writer *w, otlp_resource *r, __u32 pid, __u32 set)
 {
+	const struct sp_range *ls = &w->sp->label_sets[set];
+	const struct sp_label *labels = w->sp->labels + ls->first;
+	size_t i, nproc = 0;
 	const struct sp_process *proc = symprof__process(w->sp, pid);
 	const struct sp_string *exe = symprof__str(w->sp, proc ? proc->executable : 0);
 	const struct sp_string *name = symprof__str(w->sp, proc ? proc->name : 0);
@@ -602,7 +611,9 @@ static void resource_fill(struct writer *w, otlp_resource *r, __u32 pid)
 	const struct sp_string *pod = symprof__str(w->sp, proc ? proc->pod_uid : 0);
 	struct sp_string base_name;
 
-	r->attributes = xcalloc(w, 6, sizeof(*r->attributes));
+	for (i = 0; i < ls->count; i++)
+		nproc += labels[i].source == LP_SRC_OTEL_PROCESS;
+	r->attributes = xcalloc(w, 6 + nproc, sizeof(*r->attributes));
 	if (!r->attributes)
 		return;
 	if (host->len)
@@ -626,6 +637,18 @@ static void resource_fill(struct writer *w, otlp_resource *r, __u32 pid)
 				   string_value(w, container->bytes, container->len));
 	if (pod->len)
 		resource_attribute(w, r, OTLP_K8S_POD_UID, string_value(w, pod->bytes, pod->len));
+	for (i = 0; i < ls->count; i++) {
+		const struct sp_string *k = symprof__str(w->sp, labels[i].key);
+		const struct sp_string *v = symprof__str(w->sp, labels[i].value);
+		otlp_key_value *kv;
+
+		if (labels[i].source != LP_SRC_OTEL_PROCESS ||
+		    !(kv = msg_new(w, &COMMON(key_value))))
+			continue;
+		r->attributes[r->n_attributes++] = kv;
+		kv->key = escaped_copy(w, (const char *)k->bytes, k->len);
+		kv->value = string_value(w, v->bytes, v->len);
+	}
 }
 
 /* One ResourceProfiles for the samples of pid: samples[order[0..n)]. */
@@ -643,7 +666,7 @@ static void resource_add(struct writer *w, __u32 pid, const __u32 *order, size_t
 	w->req->resource_profiles[w->req->n_resource_profiles++] = rp;
 	rp->resource = msg_new(w, &opentelemetry__proto__resource__v1__resource__descriptor);
 	if (rp->resource)
-		resource_fill(w, rp->resource, pid);
+		resource_fill(w, rp->resource, pid, w->sp->samples[order[0]].label_set);
 	rp->scope_profiles = xcalloc(w, 1, sizeof(*rp->scope_profiles));
 	sc = rp->scope_profiles ? msg_new(w, &PROF(scope_profiles)) : NULL;
 	if (!sc)

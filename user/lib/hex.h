@@ -15,4 +15,17 @@ static inline int hex__digit(unsigned char c)
 	return -1;
 }
 
+/* n bytes as 2n lowercase hex digits at out (no NUL added). */
+static inline void hex__encode(char *out, const void *p, unsigned long n)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *b = p;
+	unsigned long i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+}
+
 #endif /* LABELPROF_HEX_H */

@@ -355,7 +355,7 @@ static int object_bias(const struct proc_object *o, uint64_t *bias)
 	return -ENOENT;
 }
 
-static int set_dtv(const struct proc *p, struct lp_recipe *r, uint64_t modid, uint64_t offset,
+static int set_dtv(const struct proc *p, struct lp_tls_ref *r, uint64_t modid, uint64_t offset,
 		   struct tls_diag *diag)
 {
 	if (p->libc == TLS_LIBC_UNKNOWN) {
@@ -376,7 +376,7 @@ static int set_dtv(const struct proc *p, struct lp_recipe *r, uint64_t modid, ui
 	return 0;
 }
 
-static int set_tlsdesc(const struct proc *p, struct lp_recipe *r, uint64_t slot,
+static int set_tlsdesc(const struct proc *p, struct lp_tls_ref *r, uint64_t slot,
 		       struct tls_diag *diag)
 {
 	if (p->libc == TLS_LIBC_UNKNOWN) {
@@ -392,7 +392,7 @@ static int set_tlsdesc(const struct proc *p, struct lp_recipe *r, uint64_t slot,
 	return 0;
 }
 
-static int set_tp_offset(struct lp_recipe *r, int64_t offset, struct tls_diag *diag)
+static int set_tp_offset(struct lp_tls_ref *r, int64_t offset, struct tls_diag *diag)
 {
 	if (offset <= -TLS_MAX_TP_OFFSET || offset >= TLS_MAX_TP_OFFSET) {
 		msg__set(diag->msg, sizeof(diag->msg), "implausible TLS offset %" PRId64, offset);
@@ -403,7 +403,7 @@ static int set_tp_offset(struct lp_recipe *r, int64_t offset, struct tls_diag *d
 	return 0;
 }
 
-static int try_tlsdesc(struct proc *p, uint64_t slot, struct lp_recipe *r, struct tls_diag *diag)
+static int try_tlsdesc(struct proc *p, uint64_t slot, struct lp_tls_ref *r, struct tls_diag *diag)
 {
 	const struct maps_entry *arg_range, *fn_range;
 	uint64_t fn, arg, modid, offset;
@@ -462,7 +462,7 @@ static int try_tlsdesc(struct proc *p, uint64_t slot, struct lp_recipe *r, struc
 	return set_dtv(p, r, modid, offset, diag);
 }
 
-static int try_tpoff(struct proc *p, uint64_t slot, struct lp_recipe *r, struct tls_diag *diag)
+static int try_tpoff(struct proc *p, uint64_t slot, struct lp_tls_ref *r, struct tls_diag *diag)
 {
 	uint64_t val;
 	int ret = proc__read_u64(p, slot, &val);
@@ -482,10 +482,17 @@ static int try_tpoff(struct proc *p, uint64_t slot, struct lp_recipe *r, struct 
 	return set_tp_offset(r, (int64_t)val, diag);
 }
 
-static int try_dtpmod(struct proc *p, const struct proc_object *o, const struct tls_reloc *rel,
-		      uint64_t bias, struct lp_recipe *r, struct tls_diag *diag)
+/* Where a TLS symbol of an object is. */
+struct tls_sym {
+	uint64_t value; /* st_value */
+	const struct tls_reloc *relocs;
+	uint32_t nr_relocs;
+};
+
+static int try_dtpmod(struct proc *p, const struct tls_sym *sym, const struct tls_reloc *rel,
+		      uint64_t bias, struct lp_tls_ref *r, struct tls_diag *diag)
 {
-	uint64_t modid, offset = o->info.tls_value;
+	uint64_t modid, offset = sym->value;
 	uint32_t i;
 	int ret;
 
@@ -500,8 +507,8 @@ static int try_dtpmod(struct proc *p, const struct proc_object *o, const struct 
 		return -EAGAIN;
 	}
 	/* The symbol's own offset slot, if it has one, follows the module id. */
-	for (i = 0; !rel->local && i < o->info.nr_relocs; i++) {
-		const struct tls_reloc *off = &o->info.relocs[i];
+	for (i = 0; !rel->local && i < sym->nr_relocs; i++) {
+		const struct tls_reloc *off = &sym->relocs[i];
 
 		if (off->kind != TLS_RELOC_DTPOFF || off->local ||
 		    off->r_offset != rel->r_offset + 8)
@@ -520,9 +527,19 @@ static int try_dtpmod(struct proc *p, const struct proc_object *o, const struct 
 	return set_dtv(p, r, modid, offset, diag);
 }
 
-/* The recipe for an object that defines the label symbols. */
-static int proc__locate(struct proc *p, const struct proc_object *o, bool is_exe,
-			struct lp_recipe *r, struct tls_diag *diag)
+static struct tls_sym labels_sym(const struct proc_object *o)
+{
+	return (struct tls_sym){o->info.tls_value, o->info.relocs, o->info.nr_relocs};
+}
+
+static struct tls_sym otel_sym(const struct proc_object *o)
+{
+	return (struct tls_sym){o->info.otel_value, o->info.otel_relocs, o->info.nr_otel_relocs};
+}
+
+/* The TLS reference to the symbol sym of an object. */
+static int proc__locate(struct proc *p, const struct proc_object *o, const struct tls_sym *sym,
+			bool is_exe, struct lp_tls_ref *r, struct tls_diag *diag)
 {
 	static const uint32_t order[] = {TLS_RELOC_TLSDESC, TLS_RELOC_TPOFF, TLS_RELOC_DTPMOD};
 	int first_err = 0, ret;
@@ -531,8 +548,11 @@ static int proc__locate(struct proc *p, const struct proc_object *o, bool is_exe
 	uint32_t i;
 
 	if (is_exe) {
+		struct lp_recipe exe;
+
 		diag->tls_case = TLS_CASE_EXE_STATIC;
-		ret = tls__exe_recipe(&o->info, r);
+		ret = tls__exe_recipe(&o->info, &exe);
+		*r = sym->relocs == o->info.otel_relocs ? exe.otel : exe.labels;
 		msg__set(diag->msg, sizeof(diag->msg), "executable's static TLS (%s, variant %s)",
 			 p->arch->name, p->arch->tls_above_tp ? "I" : "II");
 		return ret;
@@ -543,8 +563,8 @@ static int proc__locate(struct proc *p, const struct proc_object *o, bool is_exe
 		return -ENOENT;
 	}
 	for (k = 0; k < ARRAY_SIZE(order); k++) {
-		for (i = 0; i < o->info.nr_relocs; i++) {
-			const struct tls_reloc *rel = &o->info.relocs[i];
+		for (i = 0; i < sym->nr_relocs; i++) {
+			const struct tls_reloc *rel = &sym->relocs[i];
 
 			if (rel->kind != order[k])
 				continue;
@@ -553,7 +573,7 @@ static int proc__locate(struct proc *p, const struct proc_object *o, bool is_exe
 			else if (rel->kind == TLS_RELOC_TPOFF)
 				ret = try_tpoff(p, bias + rel->r_offset, r, diag);
 			else
-				ret = try_dtpmod(p, o, rel, bias, r, diag);
+				ret = try_dtpmod(p, sym, rel, bias, r, diag);
 			if (!ret)
 				return 0;
 			if (!first_err)
@@ -624,15 +644,59 @@ static void diag_object(struct tls_diag *diag, const struct proc_object *o)
 	snprintf(diag->object, sizeof(diag->object), "%s", o->map->path);
 }
 
+/*
+ * Where the OTel thread context pointer is: the executable's, else the first
+ * mapped object's that can be located. 0 with ref->access NONE: no object
+ * defines it.
+ */
+static int proc__resolve_otel(struct proc *p, const struct proc_object *main_program,
+			      struct lp_tls_ref *ref, struct tls_diag *diag)
+{
+	int ret, first_err = 0;
+	struct tls_diag d;
+	struct tls_sym sym;
+	size_t pass, i;
+
+	memset(ref, 0, sizeof(*ref));
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < p->nr_objs; i++) {
+			const struct proc_object *o = &p->objs[i];
+			bool is_exe = o == main_program;
+
+			if (!o->info.has_otel || is_exe != (pass == 0))
+				continue;
+			memset(&d, 0, sizeof(d));
+			p->arch = tls_arch__find(o->info.machine);
+			sym = otel_sym(o);
+			ret = proc__locate(p, o, &sym, is_exe, ref, &d);
+			snprintf(diag->otel_object, sizeof(diag->otel_object), "%s", o->map->path);
+			snprintf(diag->otel_msg, sizeof(diag->otel_msg), "%s", d.msg);
+			diag->otel_case = d.tls_case;
+			if (!ret)
+				return 0;
+			memset(ref, 0, sizeof(*ref));
+			if (ret == -EAGAIN || ret == -ESRCH)
+				return ret;
+			if (!first_err)
+				first_err = ret;
+		}
+	}
+	if (!diag->otel_object[0])
+		msg__set(diag->otel_msg, sizeof(diag->otel_msg),
+			 "no OpenTelemetry thread context (" SYM_OTEL ") in any mapped file");
+	return first_err;
+}
+
 int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *recipe,
 			 struct tls_diag *diag)
 {
 	static const uint32_t forms[] = {LP_FORM_CUSTOM_LABELS_V1, LP_FORM_CUSTOM_LABELS_V0};
 	struct proc p = {.pid = pid, .mem_fd = -1};
-	const struct proc_object *main_program;
+	const struct proc_object *main_program = NULL;
 	char err[TLS_DIAG_LEN] = "";
 	struct tls_diag scratch;
-	int ret, first_err = 0, skipped = 0;
+	struct tls_sym sym;
+	int ret, oret, first_err = 0, skipped = 0;
 	size_t i, f, pass;
 
 	memset(recipe, 0, sizeof(*recipe));
@@ -690,14 +754,15 @@ int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *rec
 					continue;
 				}
 				p.arch = tls_arch__find(o->info.machine);
-				ret = proc__locate(&p, o, is_exe, recipe, diag);
+				sym = labels_sym(o);
+				ret = proc__locate(&p, o, &sym, is_exe, &recipe->labels, diag);
 				if (!ret) {
 					recipe->form = forms[f];
-					goto out_free;
+					goto otel;
 				}
-				memset(recipe, 0, sizeof(*recipe));
+				memset(&recipe->labels, 0, sizeof(recipe->labels));
 				if (ret == -EAGAIN || ret == -ESRCH)
-					goto out_free;
+					goto otel;
 				if (!first_err)
 					first_err = ret;
 			}
@@ -717,7 +782,20 @@ int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *rec
 				 "the symbols are not exported");
 	}
 
+otel:
+	if (ret == -ESRCH)
+		goto out_free;
+	oret = proc__resolve_otel(&p, main_program, &recipe->otel, diag);
+	/* either source found is a recipe; the OTel context's error counts when none is */
+	if (oret == -ESRCH || recipe->otel.access != LP_TLS_NONE)
+		ret = oret;
+	else if (recipe->form == LP_FORM_NONE && (!ret || ret == -ENOENT) && oret)
+		ret = oret;
+
 out_free:
+	/* a Go program's goroutine labels, besides any custom labels (docs/design.md section 8) */
+	if (main_program && ret != -ESRCH)
+		golang__recipe(&main_program->info, &recipe->go, diag->go, sizeof(diag->go));
 	proc__free(&p);
 	return ret;
 }

@@ -10,8 +10,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "labelprof.h"
+#include "proc/golang.h"
 
 /* At most this many TLS relocations of the label symbol are kept per file. */
 #define TLS_MAX_RELOCS		  8
@@ -64,7 +66,14 @@ struct tls_file_info {
 	__u32 nr_relocs;
 	__u32 nr_exec_segments;
 	struct tls_reloc relocs[TLS_MAX_RELOCS];
+	/* The OpenTelemetry thread context pointer, otel_thread_ctx_v1 (OTEP 4947). */
+	bool has_otel;
+	bool otel_sym_dynamic; /* in .dynsym */
+	__u32 nr_otel_relocs;
+	__u64 otel_value; /* st_value: offset in the TLS block */
+	struct tls_reloc otel_relocs[TLS_MAX_RELOCS];
 	struct tls_segment exec_segments[TLS_MAX_EXEC_SEGMENTS];
+	struct go_file_info go; /* executables: Go build info (proc/golang.h) */
 };
 
 /* Which of docs/design.md section 3's cases a recipe came from. */
@@ -84,6 +93,11 @@ struct tls_diag {
 	__u32 libc;		   /* enum tls_libc of the process */
 	char object[TLS_DIAG_LEN]; /* the object publishing the labels, as mapped */
 	char msg[TLS_DIAG_LEN];	   /* one line for logs */
+	/* The same for the OTel thread context (otel_case: enum tls_case). */
+	__u32 otel_case;
+	char otel_object[TLS_DIAG_LEN];
+	char otel_msg[TLS_DIAG_LEN];
+	char go[TLS_DIAG_LEN];	   /* Go programs: the version and how labels are read, or why not */
 };
 
 /* "custom_labels_v0", "custom_labels_v1", or NULL for LP_FORM_NONE and unknown forms. */
@@ -105,10 +119,16 @@ int tls__inspect_fd(int fd, const char *name, struct tls_file_info *info, char *
 
 /*
  * The recipe of an executable's own static TLS (case 1), from its file info
- * alone. Returns 0, -ENOENT if the file publishes no labels, -EINVAL if its
- * TLS segment is unusable, -ENOTSUP for an unknown machine.
+ * alone: custom labels and the OTel thread context. Returns 0, -ENOENT if
+ * the file publishes neither, -EINVAL if its TLS segment is unusable,
+ * -ENOTSUP for an unknown machine.
  */
 int tls__exe_recipe(const struct tls_file_info *info, struct lp_recipe *recipe);
+/*
+ * The offset from tp of the byte at value in an executable's TLS segment.
+ * Returns 0, -EINVAL if the segment is unusable, -ENOTSUP for an unknown machine.
+ */
+int tls__exe_tls_offset(const struct tls_file_info *info, uint64_t value, int64_t *offset);
 
 /*
  * Per-file inspection results keyed by device and inode and checked against
@@ -135,8 +155,10 @@ void tls_cache__stats(const struct tls_cache *cache, struct tls_cache_stats *sta
  * publishes no labels, or only an unknown ABI version), -EAGAIN when the
  * label object's TLS slot is not resolved yet (retry later), -ESRCH when the
  * process is gone, -ENOENT when labels are published but their TLS cannot be
- * located, other -errno on errors. diag (may be NULL) says which object and
- * case, or why not.
+ * located, other -errno on errors. recipe->otel locates the OTel thread
+ * context when a mapped object defines otel_thread_ctx_v1; when it is found,
+ * the custom labels' errors other than -ESRCH give way to 0. diag (may be
+ * NULL) says which object and case, or why not, for both.
  */
 int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *recipe,
 			 struct tls_diag *diag);

@@ -14,6 +14,7 @@
 #define SYM_VERSION "custom_labels_abi_version"
 #define SYM_V0	    "custom_labels_thread_local_data"
 #define SYM_V1	    "custom_labels_current_set"
+#define SYM_OTEL    "otel_thread_ctx_v1"
 
 /* Larger TLS segments are not believed, from files or from processes. */
 #define TLS_MAX_MEMSZ (1ull << 30)

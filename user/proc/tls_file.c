@@ -110,16 +110,18 @@ const char *tls__form_name(__u32 form)
 
 /* ---- file inspection ------------------------------------------------------ */
 
+/* The TLS relocations of one symbol, of st_value value, into relocs[*nr]. */
 struct reloc_ctx {
 	const struct tls_arch *arch;
 	const char *name;
-	struct tls_file_info *info;
+	__u64 value;
+	struct tls_reloc *relocs;
+	__u32 *nr;
 };
 
 static int collect_reloc(const GElf_Rela *rela, const GElf_Sym *sym, const char *name, void *ctx)
 {
 	struct reloc_ctx *c = ctx;
-	struct tls_file_info *info = c->info;
 	unsigned int type = GELF_R_TYPE(rela->r_info);
 	struct tls_reloc *r;
 	uint32_t kind, i;
@@ -143,16 +145,16 @@ static int collect_reloc(const GElf_Rela *rela, const GElf_Sym *sym, const char 
 		/* Against the object's own block: the addend is the offset in it, and a
 		 * module id slot serves every variable of the object. */
 		if (kind == TLS_RELOC_DTPMOD) {
-			for (i = 0; i < info->nr_relocs; i++)
-				if (info->relocs[i].kind == kind && info->relocs[i].local)
+			for (i = 0; i < *c->nr; i++)
+				if (c->relocs[i].kind == kind && c->relocs[i].local)
 					return 0;
-		} else if ((uint64_t)rela->r_addend != info->tls_value) {
+		} else if ((uint64_t)rela->r_addend != c->value) {
 			return 0;
 		}
 	}
-	if (info->nr_relocs == TLS_MAX_RELOCS)
+	if (*c->nr == TLS_MAX_RELOCS)
 		return 1;
-	r = &info->relocs[info->nr_relocs++];
+	r = &c->relocs[(*c->nr)++];
 	r->r_offset = rela->r_offset;
 	r->kind = kind;
 	r->local = local;
@@ -202,14 +204,14 @@ static void dynamic_flags(Elf *elf, const GElf_Phdr *phdr, size_t file_size, boo
 static int inspect_elf(const struct elf_file *ef, struct tls_file_info *info, char *err,
 		       size_t err_len)
 {
-	static const char *const names[] = {SYM_VERSION, SYM_V0, SYM_V1};
+	static const char *const names[] = {SYM_VERSION, SYM_V0, SYM_V1, SYM_OTEL};
 	const char *name = elf_file__name(ef);
 	const struct tls_arch *arch;
 	bool has_interp = false, pie = false, soname = false;
 	size_t size = elf_file__size(ef), i;
-	unsigned int found[3];
+	unsigned int found[4];
 	struct reloc_ctx ctx;
-	GElf_Sym syms[3];
+	GElf_Sym syms[4];
 	uint32_t version;
 	uint64_t obj_size;
 	int tls_idx, ret;
@@ -254,7 +256,27 @@ static int inspect_elf(const struct elf_file *ef, struct tls_file_info *info, ch
 	info->is_exe = elf_file__type(ef) == ET_EXEC ||
 		       (elf_file__type(ef) == ET_DYN && (pie || (has_interp && !soname)));
 
-	elf_file__find_symbols(ef, names, 3, syms, found);
+	if (info->is_exe)
+		golang__inspect_elf(ef, &info->go);
+
+	elf_file__find_symbols(ef, names, 4, syms, found);
+	ctx.arch = arch;
+	/*
+	 * The OTel thread context pointer needs no version symbol; one outside
+	 * the TLS segment is not used (the custom labels may still be).
+	 */
+	if (found[3] && GELF_ST_TYPE(syms[3].st_info) == STT_TLS && info->has_tls &&
+	    info->tls_memsz <= TLS_MAX_MEMSZ && syms[3].st_value <= info->tls_memsz &&
+	    sizeof(void *) <= info->tls_memsz - syms[3].st_value) {
+		info->has_otel = true;
+		info->otel_value = syms[3].st_value;
+		info->otel_sym_dynamic = found[3] == SHT_DYNSYM;
+		ctx.name = SYM_OTEL;
+		ctx.value = info->otel_value;
+		ctx.relocs = info->otel_relocs;
+		ctx.nr = &info->nr_otel_relocs;
+		elf_file__for_each_rela(ef, collect_reloc, &ctx);
+	}
 	if (!found[0])
 		return 0;
 	info->has_version = true;
@@ -290,9 +312,10 @@ static int inspect_elf(const struct elf_file *ef, struct tls_file_info *info, ch
 	info->tls_value = syms[tls_idx].st_value;
 	info->tls_sym_dynamic = found[tls_idx] == SHT_DYNSYM;
 
-	ctx.arch = arch;
 	ctx.name = names[tls_idx];
-	ctx.info = info;
+	ctx.value = info->tls_value;
+	ctx.relocs = info->relocs;
+	ctx.nr = &info->nr_relocs;
 	elf_file__for_each_rela(ef, collect_reloc, &ctx);
 	return 0;
 }
@@ -358,7 +381,7 @@ int tls__exe_recipe(const struct tls_file_info *info, struct lp_recipe *recipe)
 	memset(recipe, 0, sizeof(*recipe));
 	if (!arch)
 		return -ENOTSUP;
-	if (info->form == LP_FORM_NONE)
+	if (info->form == LP_FORM_NONE && !info->has_otel)
 		return -ENOENT;
 	if (!info->has_tls)
 		return -EINVAL;
@@ -366,7 +389,30 @@ int tls__exe_recipe(const struct tls_file_info *info, struct lp_recipe *recipe)
 	if (ret)
 		return ret;
 	recipe->form = info->form;
-	recipe->access = LP_TLS_TP_OFFSET;
-	recipe->offset = block + (int64_t)info->tls_value;
+	if (info->form != LP_FORM_NONE) {
+		recipe->labels.access = LP_TLS_TP_OFFSET;
+		recipe->labels.offset = block + (int64_t)info->tls_value;
+	}
+	if (info->has_otel) {
+		recipe->otel.access = LP_TLS_TP_OFFSET;
+		recipe->otel.offset = block + (int64_t)info->otel_value;
+	}
+	return 0;
+}
+
+int tls__exe_tls_offset(const struct tls_file_info *info, uint64_t value, int64_t *offset)
+{
+	const struct tls_arch *arch = tls_arch__find(info->machine);
+	int64_t block;
+	int ret;
+
+	if (!arch)
+		return -ENOTSUP;
+	if (!info->has_tls || value > info->tls_memsz)
+		return -EINVAL;
+	ret = exe_block_offset(arch, info, &block);
+	if (ret)
+		return ret;
+	*offset = block + (int64_t)value;
 	return 0;
 }

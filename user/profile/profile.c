@@ -89,6 +89,7 @@ struct profile {
 	size_t bytes;
 	__u32 empty_lset, empty_stack;
 	struct profile_stats st;
+	struct profile_resolver resolver; /* extra NULL: none */
 };
 
 /* ---- hashing ------------------------------------------------------------------ */
@@ -252,7 +253,10 @@ static int cmp_key(const struct profile_label *a, const struct profile_label *b)
 	return a->key_len < b->key_len ? -1 : a->key_len > b->key_len;
 }
 
-/* By key, then by position: the first occurrence of a key sorts first. */
+/*
+ * By key, then by source, then by position: the label that wins a key
+ * (docs/design.md section 1) sorts first.
+ */
 static int cmp_dlabel(const void *x, const void *y)
 {
 	const struct dlabel *a = x, *b = y;
@@ -260,6 +264,8 @@ static int cmp_dlabel(const void *x, const void *y)
 
 	if (c)
 		return c;
+	if (a->l.source != b->l.source)
+		return a->l.source < b->l.source ? -1 : 1;
 	return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
@@ -324,7 +330,8 @@ static int lset_intern(struct profile *p, const struct dlabel *labels, size_t n,
 	}
 	for (i = 0; i < n; i++) {
 		const struct profile_label *l = &labels[i].l;
-		struct lp_label_hdr lh = {l->key_len, l->value_len};
+		struct lp_label_hdr lh = {l->key_len | l->source << LP_LABEL_SRC_SHIFT,
+					  l->value_len};
 
 		memcpy(p->enc + key.len, &lh, sizeof(lh));
 		memcpy(p->enc + key.len + sizeof(lh), l->key, l->key_len);
@@ -354,7 +361,8 @@ static int lset_intern(struct profile *p, const struct dlabel *labels, size_t n,
 		const struct profile_label *l = &labels[i].l;
 
 		enc += sizeof(struct lp_label_hdr);
-		copy[i] = (struct profile_label){enc, enc + l->key_len, l->key_len, l->value_len};
+		copy[i] = (struct profile_label){enc, enc + l->key_len, l->key_len, l->value_len,
+						 l->source};
 		enc += l->key_len + l->value_len;
 	}
 	s = &p->lsets[p->nr_lsets];
@@ -460,6 +468,21 @@ static int entry_add(struct profile *p, struct entry *k, __u32 status, bool *cre
 
 /* ---- records ---------------------------------------------------------------------- */
 
+static int reserve_scratch(struct profile *p, size_t count)
+{
+	struct dlabel *n;
+
+	if (count <= p->cap_scratch)
+		return 0;
+	n = realloc(p->scratch, count * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	p->bytes += (count - p->cap_scratch) * sizeof(*n);
+	p->scratch = n;
+	p->cap_scratch = count;
+	return 0;
+}
+
 /*
  * Decodes the label part of a record into p->scratch. Returns the number of
  * labels, or -EINVAL if they do not fill exactly label_bytes.
@@ -472,15 +495,8 @@ static long decode_labels(struct profile *p, const unsigned char *b, size_t labe
 	/* Each label takes at least its header: a larger count cannot fit. */
 	if (count > label_bytes / sizeof(struct lp_label_hdr))
 		return -EINVAL;
-	if (count > p->cap_scratch) {
-		struct dlabel *n = realloc(p->scratch, count * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		p->bytes += (count - p->cap_scratch) * sizeof(*n);
-		p->scratch = n;
-		p->cap_scratch = count;
-	}
+	if (reserve_scratch(p, count))
+		return -ENOMEM;
 	for (i = 0; i < count; i++) {
 		struct lp_label_hdr lh;
 		struct dlabel *d = &p->scratch[i];
@@ -489,16 +505,52 @@ static long decode_labels(struct profile *p, const unsigned char *b, size_t labe
 			return -EINVAL;
 		memcpy(&lh, b + off, sizeof(lh));
 		off += sizeof(lh);
-		if ((size_t)lh.key_len + lh.value_len > label_bytes - off)
+		d->l.key_len = lh.key_len & LP_LABEL_LEN_MASK;
+		d->l.source = lh.key_len >> LP_LABEL_SRC_SHIFT;
+		if ((size_t)d->l.key_len + lh.value_len > label_bytes - off)
 			return -EINVAL;
 		d->l.key = b + off;
-		d->l.key_len = lh.key_len;
-		d->l.value = b + off + lh.key_len;
+		d->l.value = b + off + d->l.key_len;
 		d->l.value_len = lh.value_len;
 		d->pos = i;
-		off += (size_t)lh.key_len + lh.value_len;
+		off += (size_t)d->l.key_len + lh.value_len;
 	}
 	return off == label_bytes ? (long)count : -EINVAL;
+}
+
+/*
+ * The n labels in p->scratch through the resolver, with the process's own
+ * appended (*n grows). Returns the bytes of their encoding, 0 without memory
+ * (an encoding counts at least 1).
+ */
+static size_t resolve_labels(struct profile *p, __u32 pid, long *n)
+{
+	const struct profile_label *extra;
+	size_t nextra, i, len = 1;
+
+	nextra = p->resolver.extra(p->resolver.ctx, pid, &extra);
+	if (reserve_scratch(p, *n + nextra))
+		return 0;
+	for (i = 0; i < (size_t)*n; i++)
+		if (p->scratch[i].l.source != LP_SRC_CUSTOM_LABELS)
+			p->resolver.label(p->resolver.ctx, pid, &p->scratch[i].l);
+	for (i = 0; i < nextra; i++) {
+		p->scratch[*n + i].l = extra[i];
+		p->scratch[*n + i].pos = *n + i;
+	}
+	*n += nextra;
+	for (i = 0; i < (size_t)*n; i++)
+		len += sizeof(struct lp_label_hdr) + p->scratch[i].l.key_len +
+		       p->scratch[i].l.value_len;
+	return len;
+}
+
+void profile__set_resolver(struct profile *p, const struct profile_resolver *r)
+{
+	if (r)
+		p->resolver = *r;
+	else
+		memset(&p->resolver, 0, sizeof(p->resolver));
 }
 
 int profile__add_sample(struct profile *p, const void *rec, size_t size)
@@ -507,7 +559,7 @@ int profile__add_sample(struct profile *p, const void *rec, size_t size)
 	struct lp_sample h;
 	struct stack_key sk;
 	struct entry k = {0};
-	size_t stack_bytes, i;
+	size_t stack_bytes, enc_len, i;
 	bool created;
 	long n;
 	int err;
@@ -521,10 +573,16 @@ int profile__add_sample(struct profile *p, const void *rec, size_t size)
 	    stack_bytes + h.label_bytes > h.hdr.size - sizeof(h))
 		goto out_reject;
 	n = decode_labels(p, b + sizeof(h) + stack_bytes, h.label_bytes, h.label_count);
+	enc_len = h.label_bytes;
 	if (n == -ENOMEM)
 		return -ENOMEM;
 	if (n < 0)
 		goto out_reject;
+	if (p->resolver.extra) {
+		enc_len = resolve_labels(p, h.tgid, &n);
+		if (!enc_len)
+			return -ENOMEM;
+	}
 	n = canonicalize(p->scratch, n);
 
 	p->st.samples++;
@@ -545,7 +603,7 @@ int profile__add_sample(struct profile *p, const void *rec, size_t size)
 			break;
 		}
 	}
-	err = lset_intern(p, p->scratch, n, h.label_bytes, &k.lset);
+	err = lset_intern(p, p->scratch, n, enc_len, &k.lset);
 	if (!err)
 		err = stack_intern(p, &sk, &k.stack);
 	if (err == -ENOSPC) {

@@ -6,9 +6,11 @@
  *
  * Records are validated against the size the ring buffer reports; their own
  * lengths are never trusted. A user stack ends before its first zero address
- * (where a frame-pointer chain ends). Labels follow the reader rules: the first
- * occurrence of a key wins, order has no meaning (a set is kept sorted by key
- * bytes, shorter first on a common prefix).
+ * (where a frame-pointer chain ends). Labels follow the reader rules: of the
+ * labels with one key, the one of the first source (enum lp_label_source:
+ * custom labels, OTel thread, Go pprof, OTel process; docs/design.md section
+ * 1) wins, then the first occurrence; order has no meaning (a set is kept
+ * sorted by key bytes, shorter first on a common prefix).
  *
  * Memory is bounded by profile_opts.max_bytes: past it, samples that would
  * need a new label set or stack are counted without them (PROFILE_ST_DROPPED);
@@ -37,6 +39,21 @@ struct profile_label {
 	const unsigned char *value;
 	__u32 key_len;
 	__u32 value_len;
+	__u32 source; /* enum lp_label_source */
+};
+
+/*
+ * Turns labels as BPF read them into labels as written (OTel key indices to
+ * names, ids to hex...). For each record, extra is called first: it returns
+ * the labels the process adds to every record (they may be none), and the
+ * bytes it hands out stay valid until its next call; then label is called
+ * for each label whose source is not LP_SRC_CUSTOM_LABELS, and may point its
+ * key and value elsewhere.
+ */
+struct profile_resolver {
+	size_t (*extra)(void *ctx, __u32 pid, const struct profile_label **labels);
+	void (*label)(void *ctx, __u32 pid, struct profile_label *l);
+	void *ctx;
 };
 
 /* One aggregated sample, as handed to writers. Pointers live as long as the profile. */
@@ -74,6 +91,8 @@ struct profile;
 /* sym (may be NULL) is told about every pid and stack seen; opts may be NULL. */
 struct profile *profile__new(struct symbolizer *sym, const struct profile_opts *opts);
 void profile__free(struct profile *p);
+/* Labels of the records added from now on go through r (copied; NULL: none). */
+void profile__set_resolver(struct profile *p, const struct profile_resolver *r);
 
 /*
  * Adds one LP_EVENT_SAMPLE record of size bytes (as the ring buffer reports

@@ -84,8 +84,9 @@ struct sp_range {
 };
 
 struct sp_label {
-	__u32 key;   /* string */
-	__u32 value; /* string */
+	__u32 key;    /* string */
+	__u32 value;  /* string */
+	__u32 source; /* enum lp_label_source: which writer it came from */
 };
 
 struct sp_sample {
@@ -116,6 +117,7 @@ struct sp_meta {
 	__u64 samples_received;	     /* records that reached aggregation intact */
 	__u64 records_rejected;
 	__u64 samples_dropped; /* only counted: the profile hit its memory limit */
+	__u64 unwind_misses;   /* user frames whose object's unwind rows were not in BPF */
 	__u32 host_name;       /* string; 0: unknown */
 };
 
@@ -206,6 +208,7 @@ struct symprof_build_opts {
 	__u64 start_time_unix_ns;
 	__u64 duration_ns;
 	const struct lp_counters *counters; /* NULL: zeros */
+	__u64 unwind_misses;
 };
 
 /*

@@ -242,6 +242,7 @@ static int add_sample(const struct profile_sample *s, void *ctx)
 	for (i = 0; i < n; i++) {
 		labels[i].key = symprof__string(b->sp, s->labels[i].key, s->labels[i].key_len);
 		labels[i].value = symprof__string(b->sp, s->labels[i].value, s->labels[i].value_len);
+		labels[i].source = s->labels[i].source;
 	}
 	out.label_set = symprof__label_set(b->sp, labels, n);
 	out.stack = build_stack(b, s);
@@ -266,6 +267,7 @@ struct symprof *symprof__from_profile(const struct profile *p, struct symbolizer
 		b.sp->meta.duration_ns = opts->duration_ns;
 		if (opts->counters)
 			b.sp->meta.counters = *opts->counters;
+		b.sp->meta.unwind_misses = opts->unwind_misses;
 	}
 	profile__stats(p, &st);
 	b.sp->meta.samples_received = st.samples;

@@ -11,6 +11,7 @@
 #include "sampling/procs.h"
 #include "sampling/sampler.h"
 #include "proc/tls.h"
+#include "unwind/unwind.h"
 
 /*
  * After an exec, shared libraries are mapped and relocated by the dynamic
@@ -24,13 +25,19 @@ static const unsigned int retry_delays_ms[] = {5, 10, 20, 50, 100, 200, 500, 100
 struct proc_entry {
 	pid_t pid;     /* 0: free slot */
 	__u8 form;     /* enum lp_label_form installed in the recipes map */
+	bool otel;     /* ... or the recipe reads an OTel thread context */
+	bool go;       /* ... or the recipe reads Go pprof labels */
 	__u8 attempts; /* follow-ups/retries done since the last exec or hint */
 	__u64 due_ns;  /* next inspection, 0: none */
+	/* exec count and code pages when the unwind mappings were listed; seq 0: never */
+	__u64 unwind_seq;
+	__u64 unwind_vm;
 };
 
 struct procs {
 	struct sampler *sampler;
 	struct tls_cache *tls;
+	struct unwind *unwind; /* NULL: frame pointers only */
 	struct proc_entry *slots; /* open addressing, linear probing */
 	size_t mask;
 	size_t max;
@@ -88,7 +95,7 @@ static void remove_entry(struct procs *p, struct proc_entry *e)
 
 	if (e->due_ns)
 		p->pending--;
-	if (e->form != LP_FORM_NONE)
+	if (e->form != LP_FORM_NONE || e->otel || e->go)
 		p->stats.labelled--;
 	p->stats.tracked--;
 	p->slots[i].pid = 0;
@@ -120,15 +127,20 @@ static void unschedule(struct procs *p, struct proc_entry *e)
 	e->due_ns = 0;
 }
 
-static void set_form(struct procs *p, struct proc_entry *e, __u8 form)
+static void set_form(struct procs *p, struct proc_entry *e, __u8 form, bool otel, bool go)
 {
-	if (e->form != LP_FORM_NONE)
+	bool was = e->form != LP_FORM_NONE || e->otel || e->go,
+	     is = form != LP_FORM_NONE || otel || go;
+
+	if (was)
 		p->stats.labelled--;
-	if (form != LP_FORM_NONE)
+	if (is)
 		p->stats.labelled++;
-	if (form != LP_FORM_NONE && e->form == LP_FORM_NONE)
+	if (is && !was)
 		p->stats.labelled_seen++;
 	e->form = form;
+	e->otel = otel;
+	e->go = go;
 }
 
 /*
@@ -185,7 +197,9 @@ static void resolve(struct procs *p, struct proc_entry *e)
 {
 	struct lp_recipe recipe = {};
 	struct tls_diag diag = {};
+	struct lp_go_ref go;
 	__u64 seq, exec_vm;
+	bool otel;
 	int err;
 
 	/*
@@ -196,9 +210,25 @@ static void resolve(struct procs *p, struct proc_entry *e)
 	exec_vm = exec_vm_pages(e->pid);
 	p->stats.resolves++;
 	err = tls__resolve_process(p->tls, e->pid, &recipe, &diag);
-	if (err == -ESRCH || err == -ENOENT) {
+	go = recipe.go;
+	if (err == -ESRCH || (err == -ENOENT && go.format == LP_GO_NONE)) {
 		remove_entry(p, e);
 		return;
+	}
+	/*
+	 * The unwind mappings follow the same inspections (exec, unknown pid, new
+	 * code), not the retries that wait for a label library's relocation, and
+	 * only for the processes sampled.
+	 */
+	if (p->unwind && (e->unwind_seq != seq + 1 || e->unwind_vm != exec_vm || !exec_vm) &&
+	    sampler__samples_tgid(p->sampler, e->pid)) {
+		if (unwind__update_process(p->unwind, e->pid)) {
+			if (p->verbose)
+				fprintf(stderr, "labelprof: pid %d: no unwind tables\n", e->pid);
+		} else {
+			e->unwind_seq = seq + 1;
+			e->unwind_vm = exec_vm;
+		}
 	}
 	if (err == -EAGAIN)
 		p->stats.retries++;
@@ -209,6 +239,8 @@ static void resolve(struct procs *p, struct proc_entry *e)
 	}
 	if (err)
 		memset(&recipe, 0, sizeof(recipe));
+	/* Go labels do not depend on the custom labels' TLS */
+	recipe.go = go;
 	recipe.exec_seq = seq;
 	recipe.exec_vm = exec_vm;
 	if (sampler__set_recipe(p->sampler, e->pid, &recipe)) {
@@ -218,9 +250,15 @@ static void resolve(struct procs *p, struct proc_entry *e)
 	}
 	if (p->verbose && recipe.form != e->form && recipe.form != LP_FORM_NONE)
 		fprintf(stderr, "labelprof: pid %d: %s\n", e->pid, diag.msg);
-	set_form(p, e, recipe.form);
+	otel = recipe.otel.access != LP_TLS_NONE;
+	if (p->verbose && otel && !e->otel)
+		fprintf(stderr, "labelprof: pid %d: OpenTelemetry thread context: %s\n", e->pid,
+			diag.otel_msg);
+	if (p->verbose && diag.go[0] && e->attempts == 0)
+		fprintf(stderr, "labelprof: pid %d: %s\n", e->pid, diag.go);
+	set_form(p, e, recipe.form, otel, recipe.go.format != LP_GO_NONE);
 
-	if (recipe.form != LP_FORM_NONE || e->attempts >= MAX_ATTEMPTS) {
+	if (recipe.form != LP_FORM_NONE || otel || e->attempts >= MAX_ATTEMPTS) {
 		unschedule(p, e);
 		return;
 	}
@@ -241,6 +279,7 @@ static void resolve_pid(struct procs *p, pid_t pid, bool follow_up)
 struct procs *procs__new(struct sampler *s, unsigned int max_processes, bool verbose)
 {
 	struct procs *p = calloc(1, sizeof(*p));
+	struct unwind_maps um;
 	size_t cap = 16;
 
 	if (!p)
@@ -254,6 +293,13 @@ struct procs *procs__new(struct sampler *s, unsigned int max_processes, bool ver
 		procs__free(p);
 		return NULL;
 	}
+	if (!sampler__unwind_maps(s, &um)) {
+		p->unwind = unwind__new(&um, verbose);
+		if (!p->unwind) {
+			procs__free(p);
+			return NULL;
+		}
+	}
 	p->mask = cap - 1;
 	p->sampler = s;
 	p->verbose = verbose;
@@ -265,6 +311,7 @@ void procs__free(struct procs *p)
 	if (!p)
 		return;
 	tls_cache__free(p->tls);
+	unwind__free(p->unwind);
 	free(p->slots);
 	free(p);
 }
@@ -307,10 +354,12 @@ void procs__handle_event(struct procs *p, const struct lp_proc_event *ev)
 		/* BPF already dropped the old recipe; the new image needs a new one */
 		e = lookup(p, ev->tgid);
 		if (e)
-			set_form(p, e, LP_FORM_NONE);
+			set_form(p, e, LP_FORM_NONE, false, false);
 		resolve_pid(p, ev->tgid, true);
 		break;
 	case LP_EVENT_EXIT:
+		if (p->unwind)
+			unwind__forget_process(p->unwind, ev->tgid);
 		e = lookup(p, ev->tgid);
 		if (e)
 			remove_entry(p, e);
@@ -352,4 +401,12 @@ void procs__tick(struct procs *p)
 void procs__stats(const struct procs *p, struct procs_stats *out)
 {
 	*out = p->stats;
+}
+
+bool procs__unwind_stats(const struct procs *p, struct unwind_stats *out)
+{
+	if (!p->unwind)
+		return false;
+	unwind__stats(p->unwind, out);
+	return true;
 }

@@ -34,6 +34,9 @@ void procs__handle_event(struct procs *p, const struct lp_proc_event *e);
 void procs__tick(struct procs *p);
 
 void procs__stats(const struct procs *p, struct procs_stats *out);
+struct unwind_stats;
+/* The unwind tables' figures; false when the sampler walks frame pointers only. */
+bool procs__unwind_stats(const struct procs *p, struct unwind_stats *out);
 
 /*
  * The process pid belongs to (pid itself for a process, not one of its

@@ -14,6 +14,7 @@
 #include "labelprof.skel.h"
 #include "lib/compiler.h"
 #include "sampling/sampler.h"
+#include "unwind/unwind.h"
 
 /*
  * The default ring buffer holds RINGBUF_SECONDS of samples of RINGBUF_SAMPLE
@@ -38,6 +39,8 @@ struct sampler {
 	int nattached;
 	int cgroup_fd;
 	unsigned int freq_hz;
+	enum lp_unwind_mode unwind_mode;
+	enum lp_filter_mode filter_mode;
 	sampler_event_fn fn;
 	void *ctx;
 };
@@ -139,6 +142,7 @@ static const char *const opt_flags[] = {
 	[SAMPLER_OPT_MAX_KEY_LEN] = "--max-key-len",
 	[SAMPLER_OPT_MAX_VALUE_LEN] = "--max-value-len",
 	[SAMPLER_OPT_RINGBUF] = "--ringbuf-size",
+	[SAMPLER_OPT_UNWIND_MEMORY] = "--unwind-memory",
 };
 
 const char *sampler_opt__flag(enum sampler_opt opt)
@@ -161,6 +165,10 @@ int sampler_opts__check(const struct sampler_opts *o, enum sampler_opt *bad, cha
 		{SAMPLER_OPT_RINGBUF,
 		 o->ringbuf_bytes ? o->ringbuf_bytes : SAMPLER_MIN_RINGBUF_BYTES,
 		 SAMPLER_MIN_RINGBUF_BYTES, (unsigned long long)SAMPLER_MAX_RINGBUF_MIB << 20},
+		/* 0 stands for the default */
+		{SAMPLER_OPT_UNWIND_MEMORY,
+		 o->unwind_memory_mib ? o->unwind_memory_mib : UNWIND_DEFAULT_MEMORY_MIB,
+		 UNWIND_MIN_MEMORY_MIB, UNWIND_MAX_MEMORY_MIB},
 	};
 	size_t i, label_bytes;
 
@@ -194,6 +202,15 @@ int sampler_opts__check(const struct sampler_opts *o, enum sampler_opt *bad, cha
 	return 0;
 }
 
+/* Pages of unwind rows the budget allows, whole shards. */
+static __u32 unwind_pages(const struct sampler_opts *o)
+{
+	__u64 mib = o->unwind_memory_mib ? o->unwind_memory_mib : UNWIND_DEFAULT_MEMORY_MIB;
+	__u64 shards = (mib << 20) / (LP_UNWIND_SHARD_PAGES * sizeof(struct lp_unwind_page));
+
+	return (shards ? shards : 1) * LP_UNWIND_SHARD_PAGES;
+}
+
 static void configure(struct sampler *s, const struct sampler_opts *o)
 {
 	struct labelprof_bpf *skel = s->skel;
@@ -209,6 +226,9 @@ static void configure(struct sampler *s, const struct sampler_opts *o)
 	skel->rodata->filter_mode = o->filter_mode;
 	skel->rodata->follow_children = o->follow_children;
 	skel->rodata->stack_depth = stack_depth();
+	skel->rodata->unwind_mode = o->unwind_mode;
+	s->unwind_mode = o->unwind_mode;
+	s->filter_mode = o->filter_mode;
 
 	bpf_map__set_max_entries(skel->maps.scratch, s->ncpus);
 	bpf_map__set_max_entries(skel->maps.recipes, max_processes);
@@ -216,6 +236,16 @@ static void configure(struct sampler *s, const struct sampler_opts *o)
 	bpf_map__set_max_entries(
 		skel->maps.events,
 		round_pow2(o->ringbuf_bytes ? o->ringbuf_bytes : default_ringbuf_bytes(s, o)));
+	if (o->unwind_mode != LP_UNWIND_FP) {
+		bpf_map__set_max_entries(skel->maps.unwind_shards,
+					 unwind_pages(o) / LP_UNWIND_SHARD_PAGES);
+		bpf_map__set_max_entries(skel->maps.unwind_fences, unwind_pages(o));
+		bpf_map__set_max_entries(skel->maps.unwind_objects, SAMPLER_UNWIND_MAX_OBJECTS);
+		bpf_map__set_max_entries(skel->maps.unwind_procs, max_processes);
+	} else {
+		/* unused: preallocated, which kernels before 6.1 require of perf_event programs */
+		bpf_map__set_map_flags(skel->maps.unwind_procs, 0);
+	}
 	if (o->filter_mode == LP_FILTER_PIDS)
 		bpf_map__set_max_entries(skel->maps.pid_filter,
 					 o->pid_count + (o->follow_children ? 4096 : 16));
@@ -495,6 +525,30 @@ int sampler__add_pid(struct sampler *s, __u32 tgid)
 	/* the BPF program's CPUs drop the answers they keep */
 	__atomic_fetch_add(&s->skel->bss->pid_filter_gen, 1, __ATOMIC_SEQ_CST);
 	return err;
+}
+
+bool sampler__samples_tgid(struct sampler *s, __u32 tgid)
+{
+	__u8 one;
+
+	return s->filter_mode != LP_FILTER_PIDS ||
+	       !bpf_map__lookup_elem(s->skel->maps.pid_filter, &tgid, sizeof(tgid), &one,
+				     sizeof(one), 0);
+}
+
+int sampler__unwind_maps(struct sampler *s, struct unwind_maps *m)
+{
+	struct labelprof_bpf *skel = s->skel;
+
+	if (s->unwind_mode == LP_UNWIND_FP)
+		return -ENOENT;
+	m->shards = bpf_map__fd(skel->maps.unwind_shards);
+	m->fences = bpf_map__fd(skel->maps.unwind_fences);
+	m->objects = bpf_map__fd(skel->maps.unwind_objects);
+	m->procs = bpf_map__fd(skel->maps.unwind_procs);
+	m->counters = bpf_map__fd(skel->maps.unwind_counters);
+	m->pages = bpf_map__max_entries(skel->maps.unwind_fences);
+	return 0;
 }
 
 int sampler__read_counters(struct sampler *s, struct lp_counters *out)

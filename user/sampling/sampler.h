@@ -21,6 +21,7 @@
 #define SAMPLER_RINGBUF_MIN_MIB	      1
 #define SAMPLER_RINGBUF_MAX_MIB	      64
 #define SAMPLER_DEFAULT_MAX_PROCESSES 65536
+#define SAMPLER_UNWIND_MAX_OBJECTS    65536 /* objects with unwind rows in BPF at once */
 
 /* Options with bounds, for errors to name (sampler_opt__flag). */
 enum sampler_opt {
@@ -30,6 +31,7 @@ enum sampler_opt {
 	SAMPLER_OPT_MAX_KEY_LEN,
 	SAMPLER_OPT_MAX_VALUE_LEN,
 	SAMPLER_OPT_RINGBUF,
+	SAMPLER_OPT_UNWIND_MEMORY,
 };
 
 /* What to sample and how; start from SAMPLER_OPTS_INIT, check with sampler_opts__check. */
@@ -48,6 +50,8 @@ struct sampler_opts {
 	unsigned int max_value_len;
 	size_t ringbuf_bytes;	    /* 0: sized from the frequency; rounded up to a power of two */
 	unsigned int max_processes; /* 0: SAMPLER_DEFAULT_MAX_PROCESSES */
+	enum lp_unwind_mode unwind_mode; /* of user stacks; LP_UNWIND_AUTO (0) by default */
+	unsigned int unwind_memory_mib;	 /* unwind rows in BPF; 0: UNWIND_DEFAULT_MEMORY_MIB */
 	bool verbose;		    /* libbpf's own messages */
 };
 
@@ -112,6 +116,13 @@ int sampler__add_pid(struct sampler *s, __u32 tgid);
  */
 int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, sampler_event_fn fn,
 			  void *ctx, char *err, size_t err_len);
+
+/* Whether the pid filter lets tgid's samples through (always, without a pid filter). */
+bool sampler__samples_tgid(struct sampler *s, __u32 tgid);
+
+struct unwind_maps;
+/* The unwind tables' maps: 0, or -ENOENT when the sampler walks frame pointers only. */
+int sampler__unwind_maps(struct sampler *s, struct unwind_maps *m);
 
 /* Counters summed over CPUs. */
 int sampler__read_counters(struct sampler *s, struct lp_counters *out);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "sampling/procs.h"
+#include "profile/otel_labels.h"
 #include "profile/profile.h"
 #include "sampling/session.h"
 #include "symbolize/symbols.h"
@@ -34,6 +35,9 @@ static int on_record(void *ctx, const void *data, size_t size)
 		return 0;
 	}
 	procs__handle_event(s->procs, pe);
+	/* a new image publishes its own process context, if any */
+	if (h->type == LP_EVENT_EXEC || h->type == LP_EVENT_EXIT)
+		otel_labels__forget(s->otel, pe->tgid);
 	if (h->type == LP_EVENT_EXEC) {
 		/* read the new memory map now: a short-lived process may be gone soon */
 		symbolizer__pid_exec(s->symbolizer, pe->tgid);
@@ -50,8 +54,14 @@ static int on_record(void *ctx, const void *data, size_t size)
 static struct profile *new_profile(struct session *s)
 {
 	struct profile_opts po = {.max_bytes = s->profile_max_bytes};
+	struct profile_resolver r;
+	struct profile *p = profile__new(s->symbolizer, &po);
 
-	return profile__new(s->symbolizer, &po);
+	if (p) {
+		otel_labels__resolver(s->otel, &r);
+		profile__set_resolver(p, &r);
+	}
+	return p;
 }
 
 /* Process-wide, as signals are. */
@@ -122,7 +132,8 @@ struct session *session__begin(const struct sampler_opts *sampler, const struct 
 	}
 	s->symbolizer =
 		symbolizer__new(&(struct symbolizer_opts){.max_symbol_bytes = opts->symbol_memory});
-	s->profile = s->symbolizer ? new_profile(s) : NULL;
+	s->otel = otel_labels__new();
+	s->profile = s->symbolizer && s->otel ? new_profile(s) : NULL;
 	if (!s->profile) {
 		snprintf(err, err_len, "out of memory");
 		goto out_close;
@@ -186,5 +197,6 @@ void session__close(struct session *s)
 	sampler__close(s->sampler);
 	profile__free(s->profile);
 	symbolizer__free(s->symbolizer);
+	otel_labels__free(s->otel);
 	free(s);
 }

@@ -15,6 +15,7 @@
 
 #include "sampling/sampler.h"
 
+struct otel_labels;
 struct profile;
 struct procs;
 struct symbolizer;
@@ -23,9 +24,10 @@ struct session {
 	struct sampler *sampler;
 	struct procs *procs;
 	struct symbolizer *symbolizer;
-	struct profile *profile; /* filled until session__take_profile */
-	__u64 received;		 /* sample records, since the session opened */
-	__u64 bad_records;	 /* records too short or malformed */
+	struct profile *profile;  /* filled until session__take_profile */
+	struct otel_labels *otel; /* names the OpenTelemetry labels of every profile */
+	__u64 received;		  /* sample records, since the session opened */
+	__u64 bad_records;	  /* records too short or malformed */
 	/* One of sampler_opts.pids exited since the flag was last cleared. */
 	bool target_exited;
 	/* private */

@@ -1,0 +1,3 @@
+module labelprof/tests/workloads/golabels
+
+go 1.17
