@@ -511,7 +511,7 @@ static __always_inline long copy_label(__u32 i, struct copy_ctx *cx, bool remote
 	if (!l->key.buf || !l->value.buf) {
 		if ((!l->key.buf && l->key.len) || (l->key.buf && l->value.len))
 			s->status |= LP_ST_MALFORMED;
-		else if (l->key.buf)
+		else if (l->key.buf && cx->c) /* (readers without counters leave c NULL) */
 			cx->c->null_values++;
 		return 0;
 	}
