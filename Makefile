@@ -2,7 +2,8 @@
 #
 # make            build labelprof, the BPF object and libcustomlabels
 # make deps       install the Debian packages the build, tests and benchmarks need
-# make test       install, build, run every test (end-to-end tests need root)
+# make test       install, build, run every test (end-to-end tests need root) and a
+#                 seconds-long benchmark smoke
 # make demo       install, build, profile the bundled labelled demo workload
 # make bench      run the benchmarks
 # make ARCH=arm64 build the BPF object (and, with the cross toolchain, the rest) for aarch64
@@ -148,7 +149,8 @@ deps:
 	$(Q)scripts/deps.sh $(if $(filter-out $(HOST_ARCH),$(ARCH)),--cross $(GNU_ARCH))
 
 # Everything the tests run, built in one go after deps.
-test-build: all $(UNIT_TESTS) $(TEST_DEPS)
+# Every benchmark too: a benchmark nothing builds stops compiling unnoticed.
+test-build: all $(UNIT_TESTS) $(TEST_DEPS) $(BENCH_BINS)
 
 # The BPF object must keep compiling for the other architecture too.
 OTHER_ARCH := $(if $(filter x86,$(ARCH)),arm64,x86)
@@ -157,6 +159,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)$(MAKE) --no-print-directory ARCH=$(OTHER_ARCH) OUTPUT=$(OUTPUT)/$(OTHER_ARCH) bpf
 	$(Q)OUTPUT=$(OUTPUT) tests/run
+	$(Q)OUTPUT=$(OUTPUT) bench/run --smoke
 
 test-unit: test-build
 	$(Q)OUTPUT=$(OUTPUT) tests/run --unit

@@ -11,6 +11,7 @@
  * Allocations by liblabelprof are counted by wrapping malloc at link time
  * (-Wl,--wrap=...); mallinfo2() gives the memory held at the end.
  */
+#include <errno.h>
 #include <malloc.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -98,6 +98,15 @@ struct lp_label_abi {
 };
 
 /*
+ * A label set's labels are read with its header when they start at most
+ * LSET_NEAR bytes after it; its strings are read at once when they lie
+ * within LP_LABEL_WINDOW bytes.
+ */
+#define LSET_NEAR	64
+#define LSET_MASK	4095
+#define LP_LABEL_WINDOW 4096
+
+/*
  * A page of user stack is read at once (a read never touches a page the
  * kernel's walker would not), when the frame record is this close above the
  * interrupted stack pointer; elsewhere a frame record is read by itself.
@@ -175,6 +184,10 @@ _Static_assert(LP_OTEL_RECORD_MAX <= OTEL_BUF_MASK, "an OTel record fits the mas
 struct lp_scratch {
 	__u8 rec[LP_SCRATCH_SIZE];
 	struct lp_label_abi labels[LP_MAX_LABELS];
+	/* a label set: its header and labels, or its labels alone (copy_labels) */
+	__u8 set[LSET_MASK + 1 + sizeof(struct lp_label_abi)];
+	/* the strings of a label set, when they lie close together */
+	__u8 win[LP_LABEL_WINDOW + sizeof(__u64)];
 	__u8 stack[USTACK_CHUNK + 16];
 	/*
 	 * The state of the bpf_loop walks: the end of the record while labels
@@ -284,6 +297,14 @@ static __always_inline bool passes_filter(__u32 tgid, struct lp_scratch *sc)
 
 #define REC_MASK (LP_RECORD_MAX - 1)
 
+/*
+ * The word at p, an address in map memory at any offset: without the
+ * alignment promise, a word at a variable offset of a byte array is split
+ * into 8 byte loads by the BPF backend. The verifier allows unaligned access
+ * on x86 and arm64 (efficient unaligned access).
+ */
+#define WORD(p) (*(__u64 *)__builtin_assume_aligned((p), sizeof(__u64)))
+
 static __always_inline void put_u16(__u8 *p, __u16 v)
 {
 	p[0] = v & 0xff;
@@ -383,28 +404,119 @@ struct copy_ctx {
 	struct lp_scratch *sc;
 	struct lp_sample *s;
 	struct task_struct *task;
+	struct lp_counters *c;
+	__u64 lo;      /* the user address win[0] holds; strings from there are in the window */
+	__u64 hi;      /* the end of the furthest string */
+	__u32 at;      /* where in set[] the labels start */
+	__u32 win_len; /* bytes of win[] read; 0: no window, every string read by itself */
 };
 
-/* One label, by bpf_loop: the verifier checks this body once, not per label. */
+/* label i of the set read into sc->set */
+static __always_inline struct lp_label_abi *set_label(struct copy_ctx *cx, __u32 i)
+{
+	return __builtin_assume_aligned(
+		&cx->sc->set[(cx->at + i * sizeof(struct lp_label_abi)) & LSET_MASK],
+		sizeof(__u64));
+}
+
+/* The bytes of a string kept: a key or value is cut at its limit. */
+static __always_inline __u64 kept_len(__u64 len, __u32 max)
+{
+	return len > max ? max : len;
+}
+
+/*
+ * The extent of the strings of label i that copy_label will read, by
+ * bpf_loop: cx->lo and cx->hi grow to take them in. A string whose end
+ * wraps around is left to copy_label, whose read of it fails.
+ */
+static long span_label(__u32 i, struct copy_ctx *cx)
+{
+	struct lp_label_abi *l;
+	__u64 k, v, kend, vend;
+
+	if (i >= LP_MAX_LABELS)
+		return 1;
+	l = set_label(cx, i);
+	k = l->key.buf;
+	v = l->value.buf;
+	if (!k || !v)
+		return 0;
+	kend = k + kept_len(l->key.len, max_key_len);
+	vend = v + kept_len(l->value.len, max_value_len);
+	if (kend < k || vend < v)
+		return 0;
+	if (k < cx->lo)
+		cx->lo = k;
+	if (v < cx->lo)
+		cx->lo = v;
+	if (kend > cx->hi)
+		cx->hi = kend;
+	if (vend > cx->hi)
+		cx->hi = vend;
+	return 0;
+}
+
+/* Whether [p, p + len) lies in the window; *at: where in win[] it starts. */
+static __always_inline bool in_window(const struct copy_ctx *cx, __u64 p, __u32 len, __u32 *at)
+{
+	if (p < cx->lo || p - cx->lo > cx->win_len || cx->win_len - (p - cx->lo) < len)
+		return false;
+	*at = p - cx->lo;
+	return true;
+}
+
+/*
+ * len bytes (at most max) from win[src] to rec[dst], a word at a time: the
+ * last word may carry up to 7 bytes past len into rec, which the next label
+ * overwrites or the record leaves out (it ends at sc->off).
+ */
+static __always_inline void copy_window(struct lp_scratch *sc, __u32 dst, __u32 src, __u32 len,
+					__u32 max)
+{
+	__u32 j, d, w;
+
+	for (j = 0; j < max; j += sizeof(__u64)) {
+		if (j >= len)
+			break;
+		d = dst + j;
+		w = src + j;
+		if (d > LP_RECORD_MAX || w > LP_LABEL_WINDOW)
+			break;
+		/* the bounds just checked, not a copy computed before them */
+		barrier_var(d);
+		barrier_var(w);
+		WORD(&sc->rec[d]) = WORD(&sc->win[w]);
+	}
+}
+
+/*
+ * One label, by bpf_loop: the verifier checks this body once, not per label.
+ * A NULL key means no label (the spec says so), a NULL value with length 0 a
+ * label not in use (the Datadog Java profiler keeps its reserved labels so
+ * until a span is set): both are skipped, the second counted. A NULL pointer
+ * with a non-zero length is damage: skipped and flagged malformed.
+ */
 static __always_inline long copy_label(__u32 i, struct copy_ctx *cx, bool remote)
 {
 	struct lp_scratch *sc = cx->sc;
 	struct lp_sample *s = cx->s;
 	struct lp_label_abi *l;
-	__u32 start = sc->off, o, klen, vlen;
+	__u32 start = sc->off, o, klen, vlen, kat, vat;
 
 	if (i >= LP_MAX_LABELS || start > LP_RECORD_MAX)
 		return 1;
 	o = start;
-	l = &sc->labels[i];
-	if (!l->key.buf)
-		return 0;
-	if (!l->value.buf) {
-		s->status |= LP_ST_MALFORMED;
+	l = set_label(cx, i);
+	if (!l->key.buf || !l->value.buf) {
+		if ((!l->key.buf && l->key.len) || (l->key.buf && l->value.len))
+			s->status |= LP_ST_MALFORMED;
+		else if (l->key.buf && cx->c) /* (readers without counters leave c NULL) */
+			cx->c->null_values++;
 		return 0;
 	}
-	klen = l->key.len > max_key_len ? max_key_len : l->key.len;
-	vlen = l->value.len > max_value_len ? max_value_len : l->value.len;
+	klen = kept_len(l->key.len, max_key_len);
+	vlen = kept_len(l->value.len, max_value_len);
 	if (klen != l->key.len || vlen != l->value.len)
 		s->status |= LP_ST_TRUNCATED;
 	if (klen > LP_MAX_KEY_LEN || vlen > LP_MAX_VALUE_LEN || o > LP_RECORD_MAX ||
@@ -413,8 +525,11 @@ static __always_inline long copy_label(__u32 i, struct copy_ctx *cx, bool remote
 		return 1;
 	}
 	o += sizeof(struct lp_label_hdr);
-	/* a value stored right after its whole key (libcustomlabels does): one read for both */
-	if (klen == l->key.len && l->value.buf == l->key.buf + klen) {
+	if (in_window(cx, l->key.buf, klen, &kat) && in_window(cx, l->value.buf, vlen, &vat)) {
+		copy_window(sc, o, kat, klen, LP_MAX_KEY_LEN);
+		copy_window(sc, o + klen, vat, vlen, LP_MAX_VALUE_LEN);
+	} else if (klen == l->key.len && l->value.buf == l->key.buf + klen) {
+		/* a value right after its whole key (libcustomlabels keeps it so): one read */
 		if (read_user(cx->task, remote, &sc->rec[o & REC_MASK], klen + vlen, l->key.buf)) {
 			s->status |= LP_ST_READ_FAULT;
 			return 0;
@@ -444,28 +559,55 @@ static long copy_label_remote(__u32 i, struct copy_ctx *cx)
 }
 
 /*
- * Copies the label set at storage[0..count) into the record at *off. NULL
- * keys are skipped (the spec says so), NULL values are skipped and counted as
- * malformed; duplicates are kept in order for userspace (first one wins).
+ * Reads the label set whose { storage, count } is at addr (near: its labels
+ * may follow closely, as in a v1 set) and copies its labels into the record
+ * at *off, in storage order (duplicates are kept: userspace keeps the first).
+ * Few reads, as each costs about as much as copying a few hundred bytes: the
+ * header with the labels close behind it, then one window over the strings
+ * when they lie close together (per-string reads for the others).
  */
 static __always_inline void copy_labels(struct task_struct *task, bool remote,
 					struct lp_scratch *sc, struct lp_sample *s, __u32 *off,
-					__u64 storage, __u64 count)
+					__u64 addr, bool near, struct lp_counters *c)
 {
-	struct copy_ctx cx = {.sc = sc, .s = s, .task = task};
-	__u32 n = count > max_labels ? max_labels : count;
+	struct copy_ctx cx = {.sc = sc, .s = s, .task = task, .c = c, .lo = -1ULL};
+	__u32 most = max_labels < LP_MAX_LABELS ? max_labels : LP_MAX_LABELS, n;
+	__u32 spec = LSET_NEAR + most * sizeof(struct lp_label_abi);
+	__u64 storage, count, rel, len;
 
+	/* near the end of its mapping the set fails the long read: then its header alone */
+	if (!near || !most || spec > LSET_MASK || read_user(task, remote, sc->set, spec, addr)) {
+		near = false;
+		if (read_user(task, remote, sc->set, 2 * sizeof(__u64), addr)) {
+			s->status |= LP_ST_READ_FAULT;
+			return;
+		}
+	}
+	s->status |= LP_ST_LABELS_READ;
+	storage = WORD(&sc->set[0]);
+	count = WORD(&sc->set[sizeof(__u64)]);
+	n = count > max_labels ? max_labels : count;
 	if (count > max_labels)
 		s->status |= LP_ST_TRUNCATED;
 	if (!n)
 		return;
 	if (n > LP_MAX_LABELS)
 		n = LP_MAX_LABELS;
-	if (!storage ||
-	    read_user(task, remote, sc->labels, n * sizeof(struct lp_label_abi), storage)) {
+	rel = storage - addr;
+	if (near && storage >= addr && rel <= spec &&
+	    spec - rel >= n * sizeof(struct lp_label_abi)) {
+		cx.at = rel;
+	} else if (!storage ||
+		   read_user(task, remote, sc->set, n * sizeof(struct lp_label_abi), storage)) {
 		s->status |= LP_ST_READ_FAULT;
 		return;
 	}
+	bpf_loop(n, span_label, &cx, 0);
+	len = cx.hi - cx.lo;
+	if (cx.hi > cx.lo && len > LP_LABEL_WINDOW)
+		len = LP_LABEL_WINDOW;
+	if (cx.hi > cx.lo && !read_user(task, remote, sc->win, len, cx.lo))
+		cx.win_len = len;
 	sc->off = *off;
 	bpf_loop(n, remote ? copy_label_remote : copy_label_current, &cx, 0);
 	if (sc->off < *off || sc->off > LP_RECORD_MAX)
@@ -762,9 +904,9 @@ static __always_inline void recipes_changed(void)
 /* The custom labels of task (r->labels) into the record s at *off. */
 static __always_inline void read_custom_labels(struct task_struct *task, bool remote,
 					       const struct lp_recipe *r, struct lp_scratch *sc,
-					       struct lp_sample *s, __u32 *off)
+					       struct lp_sample *s, __u32 *off, struct lp_counters *c)
 {
-	__u64 addr, set[2] = {}, ptr;
+	__u64 addr, ptr;
 
 	if (tls_object_addr(task, remote, &r->labels, &addr, &s->status))
 		return;
@@ -783,12 +925,7 @@ static __always_inline void read_custom_labels(struct task_struct *task, bool re
 		return;
 	}
 	/* v0's TLS object and v1's set both start with { storage, count } */
-	if (read_user(task, remote, set, sizeof(set), addr)) {
-		s->status |= LP_ST_READ_FAULT;
-		return;
-	}
-	s->status |= LP_ST_LABELS_READ;
-	copy_labels(task, remote, sc, s, off, set[0], set[1]);
+	copy_labels(task, remote, sc, s, off, addr, r->form == LP_FORM_CUSTOM_LABELS_V1, c);
 }
 
 #define OTEL_SRC_BITS (LP_SRC_OTEL_THREAD << LP_LABEL_SRC_SHIFT)
@@ -958,7 +1095,7 @@ static __always_inline void read_label_set(struct task_struct *task, bool remote
 	 * the reader keeps a key's first occurrence.
 	 */
 	if (r->form != LP_FORM_NONE)
-		read_custom_labels(task, remote, r, sc, s, off);
+		read_custom_labels(task, remote, r, sc, s, off, c);
 	if (r->otel.access != LP_TLS_NONE)
 		read_otel_thread(task, remote, r, sc, s, off);
 	if (r->go.format != LP_GO_NONE)
@@ -1024,9 +1161,9 @@ static long walk_frames(__u32 i, struct lp_scratch **scp)
 		}
 		rel &= USTACK_CHUNK - 1; /* no-op: rel <= have - 16 */
 		/* a frame record: { next frame record, return address } */
-		*(__u64 *)&sc->rec[(w->at + n * sizeof(__u64)) & REC_MASK] =
-			*(__u64 *)&sc->stack[rel + sizeof(__u64)];
-		fp = *(__u64 *)&sc->stack[rel];
+		WORD(&sc->rec[(w->at + n * sizeof(__u64)) & REC_MASK]) =
+			WORD(&sc->stack[rel + sizeof(__u64)]);
+		fp = WORD(&sc->stack[rel]);
 		n++;
 	}
 	w->fp = fp;

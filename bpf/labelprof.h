@@ -152,7 +152,7 @@ enum lp_sample_status {
 	LP_ST_LABELS_READ = 1 << 1,	/* the label set was read (it may be empty) */
 	LP_ST_READ_FAULT = 1 << 2,	/* a user-memory read failed: labels incomplete */
 	LP_ST_TRUNCATED = 1 << 3,	/* a key, value or the label count hit a limit */
-	LP_ST_MALFORMED = 1 << 4,	/* a label had a NULL value pointer and was skipped */
+	LP_ST_MALFORMED = 1 << 4,	/* a NULL pointer with a non-zero length, or a bad OTel record: skipped */
 	LP_ST_DTV_UNALLOCATED = 1 << 5, /* the thread never touched the module's TLS */
 	LP_ST_KSTACK_ERR = 1 << 6,
 	LP_ST_USTACK_ERR = 1 << 7,
@@ -171,8 +171,8 @@ enum lp_sample_status {
  *   __u64 ustack[ustack_len];       user IPs, leaf first
  *   label_count x { struct lp_label_hdr; key bytes; value bytes }  (no padding)
  * label_bytes is the size of that last part. Labels appear in storage order;
- * NULL keys and NULL values were skipped in BPF, duplicate keys were not
- * (the reader keeps the first occurrence).
+ * labels with a NULL key or value were skipped in BPF, duplicate keys were
+ * not (the reader keeps the first occurrence).
  */
 struct lp_sample {
 	struct lp_event_hdr hdr;
@@ -226,6 +226,7 @@ struct lp_counters {
 	__u64 unknown_pids;   /* samples from a tgid with no recipe */
 	__u64 filtered;	      /* program runs rejected by the pid/cgroup filter */
 	__u64 kernel_threads; /* samples of kernel threads (no user context) */
+	__u64 null_values;    /* labels skipped for a NULL, empty value: a slot not in use */
 };
 
 /*
@@ -340,7 +341,7 @@ _Static_assert(sizeof(struct lp_sample) == 64, "lp_sample layout");
 _Static_assert(__builtin_offsetof(struct lp_sample, comm) == 48, "lp_sample layout");
 _Static_assert(sizeof(struct lp_label_hdr) == 4, "lp_label_hdr layout");
 _Static_assert(sizeof(struct lp_proc_event) == 40, "lp_proc_event layout");
-_Static_assert(sizeof(struct lp_counters) == 80, "lp_counters layout");
+_Static_assert(sizeof(struct lp_counters) == 88, "lp_counters layout");
 _Static_assert(sizeof(struct lp_unwind_row) == 8, "lp_unwind_row layout");
 _Static_assert(sizeof(struct lp_unwind_page) == 4096, "lp_unwind_page layout");
 _Static_assert(sizeof(struct lp_unwind_mapping) == 32, "lp_unwind_mapping layout");

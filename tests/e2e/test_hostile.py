@@ -7,12 +7,15 @@ the problems, and never invent a label."""
 
 import pytest
 
-from conftest import (ATTRIBUTION_MIN, as_bytes, check_exit, count, flags_of, in_function,
-                      labels_of, load_json, measure, record, started, workload)
+import subprocess
+
+from conftest import (ATTRIBUTION_MIN, LABELPROF, as_bytes, check_exit, count, flags_of,
+                      in_function, labels_of, load_json, measure, record, started, workload)
 
 DURATION = 3
 COMMON_MODES = ["clean", "null-storage", "huge-count", "unmapped-storage", "huge-lengths",
-                "null-values", "null-keys", "duplicates", "rewrite", "non-utf8", "long"]
+                "null-values", "null-keys", "unused-values", "duplicates", "rewrite", "non-utf8",
+                "long"]
 # The v1 ABI publishes a pointer to the set, which can itself be bad.
 MODES = {"hostile": COMMON_MODES + ["null-set", "unmapped-set"], "hostile-v0": COMMON_MODES}
 BINARIES = sorted(MODES)
@@ -104,3 +107,33 @@ def test_mode(request, hostile_run, binary, mode):
         f"{complete}/{total} samples carry the required labels {spec['required']!r:.300}")
     assert flagged >= ATTRIBUTION_MIN * total, (
         f"{flagged}/{total} samples carry one of the flags {spec['flags_expected']}")
+
+
+@pytest.mark.parametrize("binary", BINARIES)
+def test_unused_values_are_quiet(hostile_run, binary):
+    """A NULL value of length 0 is a label the writer keeps but does not use now (the
+    Datadog Java profiler's reserved span labels before a span is set): each one is
+    counted in null_values (test_mode checks that no sample is flagged for it)."""
+    report, rec = hostile_run(binary)
+    counters = rec.profile.counters
+    spec = next(m for m in report["modes"] if m["mode"] == "unused-values")
+    samples = [s for s in rec.profile.of_pids(report["pid"]) if in_function(s, spec["function"])]
+    # two such labels in every sample of the mode (other modes have none)
+    assert counters["null_values"] >= 2 * count(samples) > 0, counters
+
+
+@pytest.mark.parametrize("binary", BINARIES)
+def test_labels_unused_values(tmp_path, binary):
+    """`labels PID` reports the thread as ok with its two labels in use, no malformed."""
+    report_path = tmp_path / "hostile.json"
+    with started([workload(binary), "--wait-stdin", "--output", report_path,
+                  "unused-values"]) as wl:
+        proc = subprocess.run([str(LABELPROF), "labels", str(wl.pid)], capture_output=True,
+                              stdin=subprocess.DEVNULL, timeout=60)
+    out = proc.stdout.decode(errors="replace")
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    tid = load_json(report_path)["modes"][0]["tid"]
+    line = next(l for l in out.splitlines() if l.startswith(f"tid {tid} "))
+    assert line.endswith(": ok, 2 labels"), out
+    assert "malformed" not in out, out
+    assert "  endpoint=checkout" in out and "  tenant=acme" in out, out

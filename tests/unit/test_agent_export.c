@@ -87,6 +87,7 @@ static void test_metrics_text(void **state)
 		"labelprof_samples_with_labels_total",
 		"labelprof_ringbuf_drops_total",
 		"labelprof_label_read_faults_total",
+		"labelprof_null_values_total",
 		"labelprof_processes_tracked",
 		"labelprof_intervals_total",
 		"labelprof_export_success_total",

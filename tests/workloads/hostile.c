@@ -308,6 +308,39 @@ static void setup_null_values(struct mode_state *st)
 	publish(st, l, 3);
 }
 
+/*
+ * The Datadog Java profiler's layout: one fixed block per thread holding the
+ * set header, the labels and their bytes; its reserved span labels keep a
+ * NULL value of length 0 until a span is set. That is a label not in use,
+ * not damage: no flag.
+ */
+static void setup_unused_values(struct mode_state *st)
+{
+	enum { BLOCK = 4096, N = 4 };
+	unsigned char *block = guarded(BLOCK);
+	struct hl_set *set = (struct hl_set *)block;
+	struct hl_label *l = (struct hl_label *)(set + 1);
+	unsigned char *text = (unsigned char *)(l + N);
+
+	memcpy(text, "span-idroot-span-idendpointcheckouttenantacme", 45);
+	label(&l[0], text, 7, NULL, 0);
+	label(&l[1], text + 7, 12, NULL, 0);
+	label(&l[2], text + 19, 8, text + 27, 8);
+	label(&l[3], text + 35, 6, text + 41, 4);
+	expect_exact(st, &l[2]);
+	expect_exact(st, &l[3]);
+	forbid_all_flags(st);
+	set->storage = l;
+	set->count = N;
+	set->capacity = N;
+#if HOSTILE_ABI == 1
+	WRITE_ONCE(custom_labels_current_set, set);
+#else
+	WRITE_ONCE(custom_labels_thread_local_data.storage, l);
+	WRITE_ONCE(custom_labels_thread_local_data.count, N);
+#endif
+}
+
 static void setup_null_keys(struct mode_state *st)
 {
 	/* The spec says to ignore a label whose key is NULL. */
@@ -418,6 +451,7 @@ BURN_MODE(burn_huge_count, 6)
 BURN_MODE(burn_huge_lengths, 7)
 BURN_MODE(burn_null_values, 8)
 BURN_MODE(burn_null_keys, 9)
+BURN_MODE(burn_unused_values, 14)
 BURN_MODE(burn_duplicates, 10)
 BURN_MODE(burn_non_utf8, 11)
 BURN_MODE(burn_long, 12)
@@ -492,6 +526,7 @@ static const struct mode modes[] = {
 	MODE("huge-lengths", huge_lengths),
 	MODE("null-values", null_values),
 	MODE("null-keys", null_keys),
+	MODE("unused-values", unused_values),
 	MODE("duplicates", duplicates),
 	MODE("rewrite", rewrite),
 	MODE("non-utf8", non_utf8),

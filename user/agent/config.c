@@ -84,6 +84,9 @@ static const struct key_def keys[] = {
 	 "Serve Prometheus metrics on http://ADDR:PORT/metrics (default: off)"},
 	{"max_profile_bytes", T_SIZE, OFF(max_profile_bytes), 1 << 20, 1ull << 40, "BYTES",
 	 "Memory for one interval's profile (default 64M)"},
+	{"symbol_memory", T_SIZE, OFF(symbol_memory), 1 << 20, 1ull << 40, "BYTES",
+	 "Memory for symbol tables, DWARF and source lines (default 24M): less keeps fewer "
+	 "line tables of big libraries, which are then read again when needed"},
 	/*
 	 * The sampling options: flags from sampling_argp. The numbers' bounds are
 	 * sampler_opts__check's; min and max here are their types'.
@@ -887,5 +890,6 @@ bool agent_config__same_sampling(const struct agent_config *a, const struct agen
 	       x->max_labels == y->max_labels && x->max_key_len == y->max_key_len &&
 	       x->max_value_len == y->max_value_len && x->ringbuf_bytes == y->ringbuf_bytes &&
 	       x->unwind_mode == y->unwind_mode && x->unwind_memory_mib == y->unwind_memory_mib &&
-	       x->verbose == y->verbose && a->max_profile_bytes == b->max_profile_bytes;
+	       x->verbose == y->verbose && a->max_profile_bytes == b->max_profile_bytes &&
+	       a->symbol_memory == b->symbol_memory;
 }

@@ -33,6 +33,7 @@ struct agent_config {
 	struct sampling_args sampling;
 	__u64 interval_ns;
 	size_t max_profile_bytes;
+	size_t symbol_memory; /* 0: the symbolizer's default */
 
 	const char *output_dir;	   /* NULL: no files */
 	unsigned int formats;	   /* enum agent_format bits, for output_dir */

@@ -83,6 +83,9 @@ size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 r
 	metric(&r, "labelprof_label_read_faults_total", "counter",
 	       "Label reads that faulted in the sampled process.",
 	       stats__get(&st->label_read_faults));
+	metric(&r, "labelprof_null_values_total", "counter",
+	       "Labels skipped for a NULL value of length 0 (a writer's label not in use).",
+	       stats__get(&st->null_values));
 	metric(&r, "labelprof_processes_tracked", "gauge", "Processes in the process table.",
 	       stats__get(&st->processes_tracked));
 	metric(&r, "labelprof_intervals_total", "counter", "Profiles (intervals) completed.",

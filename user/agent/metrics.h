@@ -17,6 +17,7 @@ struct agent_stats {
 	__u64 samples_with_labels;
 	__u64 ringbuf_drops;
 	__u64 label_read_faults;
+	__u64 null_values;
 	__u64 intervals;
 	__u64 export_success;
 	__u64 export_failure;

@@ -164,6 +164,7 @@ static void update_stats(struct agent *a)
 	stats__set(&a->stats.samples_with_labels, c.samples_with_labels);
 	stats__set(&a->stats.ringbuf_drops, c.ringbuf_drops);
 	stats__set(&a->stats.label_read_faults, c.label_read_faults);
+	stats__set(&a->stats.null_values, c.null_values);
 	stats__set(&a->stats.processes_tracked, ps.tracked);
 }
 
@@ -245,7 +246,8 @@ out_free:
 static struct session *open_session(const struct agent_config *c, char *err, size_t err_len)
 {
 	struct session_opts opts = {.profile_max_bytes = c->max_profile_bytes,
-				    .labels = c->labelsel};
+				    .labels = c->labelsel,
+				    .symbol_memory = c->symbol_memory};
 
 	return session__begin(&c->sampling.opts, &opts, err, err_len);
 }

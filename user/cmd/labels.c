@@ -76,7 +76,7 @@ static const struct {
 	 "the thread never touched the labels library's TLS (its DTV slot is unallocated)"},
 	{LP_ST_READ_FAULT, "reading the thread's memory failed: labels may be missing"},
 	{LP_ST_TRUNCATED, "a key, a value or the number of labels hit a limit"},
-	{LP_ST_MALFORMED, "a label with a NULL value was skipped"},
+	{LP_ST_MALFORMED, "a damaged label (a NULL pointer with a non-zero length) was skipped"},
 };
 
 static const char *outcome(__u32 status, const char **why)
@@ -278,8 +278,9 @@ int cmd_labels(int argc, char **argv)
 		       "(the library is not relocated yet); read_fault (the thread's memory "
 		       "could not be read: labels may be missing); truncated (more than 16 "
 		       "labels, a key over 128 bytes or a value over 256 bytes, the limits "
-		       "'labelprof record' reads with); malformed (a label with a NULL value "
-		       "was skipped); exiting.\n\n"
+		       "'labelprof record' reads with); malformed (a label with a NULL key or "
+		       "value pointer but a non-zero length was skipped; a NULL value of length "
+		       "0 is a label not in use and is skipped silently); exiting.\n\n"
 		       "--json writes {\"pid\", \"form\", \"otel_thread\", \"object\", \"recipe\", "
 		       "\"go\", \"threads\": [{\"tid\", \"comm\", \"labels\": {KEY: VALUE}, "
 		       "\"label_sources\": {KEY: SOURCE}, \"status\", \"flags\"}]} "

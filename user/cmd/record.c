@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "agent/config.h"
 #include "cli/cli.h"
 #include "cmd/commands.h"
 #include "format/output.h"
@@ -27,18 +28,26 @@ struct record_env {
 	double duration_s; /* 0: until Ctrl-C, or until the target processes exit */
 	struct output_args output;
 	struct label_args labels;
-	char **command; /* -- CMD ARGS: started and profiled with its children */
+	char **command;	      /* -- CMD ARGS: started and profiled with its children */
+	size_t symbol_memory; /* --symbol-memory; 0: the symbolizer's default */
 };
+
+#define OPT_SYMBOL_MEMORY 0x100 /* below the children's keys (cli.c) */
 
 static const struct argp_option record_options[] = {
 	{"duration", 'd', "SECONDS", 0,
 	 "Stop after this long (default: Ctrl-C, or when the profiled processes exit)", 0},
+	{"symbol-memory", OPT_SYMBOL_MEMORY, "SIZE", 0,
+	 "Memory for symbol tables, DWARF and source lines, e.g. 16M (default 24M): less "
+	 "keeps fewer line tables of big libraries in memory, which are read again when needed",
+	 0},
 	{},
 };
 
 static error_t parse_record_opt(int key, char *arg, struct argp_state *state)
 {
 	struct record_env *env = state->input;
+	__u64 bytes;
 	double d;
 	char *end;
 
@@ -53,6 +62,11 @@ static error_t parse_record_opt(int key, char *arg, struct argp_state *state)
 		if (end == arg || *end || !(d > 0) || d > 1e7)
 			argp_error(state, "--duration: invalid duration '%s' (seconds, > 0)", arg);
 		env->duration_s = d;
+		break;
+	case OPT_SYMBOL_MEMORY:
+		if (agent_parse_size(arg, &bytes) || bytes < (1 << 20) || bytes > (1ull << 40))
+			argp_error(state, "--symbol-memory: invalid size '%s' (1M .. 1T)", arg);
+		env->symbol_memory = bytes;
 		break;
 	case ARGP_KEY_ARGS:
 		env->command = state->argv + state->next;
@@ -154,6 +168,13 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 	if (c->event_drops)
 		fprintf(stderr, "labelprof: %llu process events dropped (ring buffer full)\n",
 			(unsigned long long)c->event_drops);
+	/* a writer's normal state, not a problem: only on request */
+	if (verbose)
+		fprintf(stderr,
+			"labelprof: %llu labels not in use skipped (NULL value of length 0), "
+			"%llu samples of processes without a recipe, %llu of kernel threads\n",
+			(unsigned long long)c->null_values, (unsigned long long)c->unknown_pids,
+			(unsigned long long)c->kernel_threads);
 	if (verbose && procs__unwind_stats(s->procs, &us))
 		fprintf(stderr,
 			"labelprof: unwind: %llu objects, %llu rows, %llu KiB in BPF (%llu KiB of "
@@ -253,6 +274,7 @@ int cmd_record(int argc, char **argv)
 
 	args->opts.follow_children = env.command && !args->all;
 	sopts.labels = env.labels.sel;
+	sopts.symbol_memory = env.symbol_memory;
 	/* before the BPF program loads: a bad destination is known at once */
 	err = output_file__open(&of, env.output.path);
 	if (err) {

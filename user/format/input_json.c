@@ -133,7 +133,7 @@ static const char *const counter_keys[] = {
 	"samples",	    "samples_with_labels", "label_read_faults", "truncations",
 	"malformed_labels", "ringbuf_drops",	   "event_drops",	"unknown_pids",
 	"filtered",	    "kernel_threads",	   "samples_received",	"records_rejected",
-	"samples_dropped",  "unwind_misses",
+	"samples_dropped",  "unwind_misses", "null_values",
 };
 
 #define N_COUNTER_KEYS ((int)ARRAY_SIZE(counter_keys))
@@ -147,7 +147,7 @@ static int read_counters(struct jp *p)
 		&c->truncations,     &c->malformed_labels,    &c->ringbuf_drops,
 		&c->event_drops,     &c->unknown_pids,	      &c->filtered,
 		&c->kernel_threads,  &m->samples_received,    &m->records_rejected,
-		&m->samples_dropped, &m->unwind_misses,
+		&m->samples_dropped, &m->unwind_misses, &c->null_values,
 	};
 	_Static_assert(ARRAY_SIZE(fields) == N_COUNTER_KEYS, "counter_keys");
 	bool first = true;

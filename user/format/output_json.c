@@ -164,11 +164,12 @@ int output__write_json(FILE *f, const struct symprof *sp, const struct output_op
 		",\"label_read_faults\":%" PRIu64 ",\"truncations\":%" PRIu64
 		",\"malformed_labels\":%" PRIu64 ",\"ringbuf_drops\":%" PRIu64
 		",\"event_drops\":%" PRIu64 ",\"unknown_pids\":%" PRIu64 ",\"filtered\":%" PRIu64
-		",\"kernel_threads\":%" PRIu64,
+		",\"kernel_threads\":%" PRIu64 ",\"null_values\":%" PRIu64,
 		(uint64_t)c->samples, (uint64_t)c->samples_with_labels,
 		(uint64_t)c->label_read_faults, (uint64_t)c->truncations,
 		(uint64_t)c->malformed_labels, (uint64_t)c->ringbuf_drops, (uint64_t)c->event_drops,
-		(uint64_t)c->unknown_pids, (uint64_t)c->filtered, (uint64_t)c->kernel_threads);
+		(uint64_t)c->unknown_pids, (uint64_t)c->filtered, (uint64_t)c->kernel_threads,
+		(uint64_t)c->null_values);
 	fprintf(f,
 		",\"samples_received\":%" PRIu64 ",\"records_rejected\":%" PRIu64
 		",\"samples_dropped\":%" PRIu64 ",\"unwind_misses\":%" PRIu64 "},\n\"processes\":[",

@@ -131,7 +131,8 @@ struct session *session__begin(const struct sampler_opts *sampler, const struct 
 		s->targets = sampler->pids;
 		s->target_count = sampler->pid_count;
 	}
-	s->symbolizer = symbolizer__new(NULL);
+	s->symbolizer =
+		symbolizer__new(&(struct symbolizer_opts){.max_symbol_bytes = opts->symbol_memory});
 	s->otel = otel_labels__new();
 	s->profile = s->symbolizer && s->otel ? new_profile(s) : NULL;
 	if (!s->profile) {

@@ -40,6 +40,8 @@ struct session {
 
 struct session_opts {
 	size_t profile_max_bytes; /* 0: the default */
+	/* symbol tables, DWARF and the lines it gave (symbolizer_opts.max_symbol_bytes); 0: default */
+	size_t symbol_memory;
 	/*
 	 * Load the kernel symbols (a second or more) before sampling starts, so
 	 * that the first profile is symbolized on time and covers its interval.
