@@ -647,7 +647,9 @@ static __always_inline long go_copy_label(__u32 i, struct go_ctx *gx, bool remot
 
 	if (i >= LP_MAX_LABELS)
 		return 1;
-	l = &sc->labels[i];
+	/* copy_label reads labels from sc->set (gx->cp.at is 0) */
+	l = set_label(&gx->cp, i);
+	*l = sc->labels[i];
 	if (gx->slice) {
 		go_string_swap(&l->key);
 		go_string_swap(&l->value);
@@ -1408,8 +1410,10 @@ static long walk_cfi_frame(__u32 i, struct cwalk_ctx *cx)
 			w->exact = 0;
 			cx->uc->fp_frames++;
 			r = STEP_OK;
-		} else {
+		} else if (!w->fp) {
 			r = STEP_END; /* the frame-pointer chain ends as the FP walk's does */
+		} else {
+			r = STEP_STUCK;
 		}
 	}
 	if (r == STEP_STUCK)
@@ -1447,6 +1451,9 @@ static __always_inline long walk_user_cfi(struct lp_scratch *sc, __u32 off,
 	w->exact = 1;
 	w->object = 0;
 	bpf_loop(LP_MAX_STACK_DEPTH, walk_cfi_frame, &cx, 0);
+	/* a stack that is its leaf alone was still the CFI walker's */
+	if (!(w->status & (LP_ST_UNWIND_CFI | LP_ST_UNWIND_FP)))
+		w->status |= LP_ST_UNWIND_CFI;
 	if (w->status & LP_ST_USTACK_TRUNCATED)
 		cx.uc->truncated++;
 	*status |= w->status;

@@ -6,6 +6,7 @@ import contextlib
 import os
 import pathlib
 import subprocess
+import tempfile
 
 import pytest
 
@@ -106,15 +107,18 @@ def test_labels_off(tmp_path):
     assert any(in_function(s, fn) for s in prof.samples for fn in BURN_SETS)
 
 
-def test_unprivileged_user_is_told_what_is_missing(tmp_path):
-    out = tmp_path / "p.json"
-    tmp_path.chmod(0o777)
-    proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                           "--inh-caps=-all", str(LABELPROF), "record", "-a", "-d", "1", "-o",
-                           str(out)], capture_output=True, text=True, timeout=30)
-    assert proc.returncode != 0
-    assert "CAP_BPF" in proc.stderr and "privileges" in proc.stderr, proc.stderr
-    assert not out.exists()
+def test_unprivileged_user_is_told_what_is_missing():
+    # a destination the user can write (pytest's tmp_path is under a root-only directory):
+    # only the privileges are missing
+    with tempfile.TemporaryDirectory(dir="/tmp") as d:
+        os.chmod(d, 0o777)
+        out = pathlib.Path(d) / "p.json"
+        proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                               "--inh-caps=-all", str(LABELPROF), "record", "-a", "-d", "1",
+                               "-o", str(out)], capture_output=True, text=True, timeout=30)
+        assert proc.returncode != 0
+        assert "CAP_BPF" in proc.stderr and "privileges" in proc.stderr, proc.stderr
+        assert not out.exists()
 
 
 def test_ringbuf_overflow_is_counted_exactly(tmp_path):
