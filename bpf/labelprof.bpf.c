@@ -1410,8 +1410,12 @@ static long walk_cfi_frame(__u32 i, struct cwalk_ctx *cx)
 			w->exact = 0;
 			cx->uc->fp_frames++;
 			r = STEP_OK;
-		} else if (!w->fp) {
-			r = STEP_END; /* the frame-pointer chain ends as the FP walk's does */
+		} else if (!w->fp && w->n > 1) {
+			/*
+			 * The frame-pointer chain ends as the FP walk's does; not at
+			 * the leaf, whose code may use FP as any other register.
+			 */
+			r = STEP_END;
 		} else {
 			r = STEP_STUCK;
 		}

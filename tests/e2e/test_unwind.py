@@ -112,6 +112,9 @@ class Func:
         return f"{name} ({os.path.basename(self.module or '?')})"
 
 
+COLD_RE = re.compile(r"\.cold(\.\d+)?$")
+
+
 class Functions:
     """The functions of one ELF file by address: its symbol tables and those of
     its debug file found by build id (libc's static functions are only there),
@@ -151,6 +154,16 @@ class Functions:
                      for i, s in enumerate(self.starts)]
         self.names = [frozenset(spans[s][1]) for s in self.starts]
         self.segments = load_segments(path)
+        # gcc's cold partitions (NAME.cold) run in their function's frame: they are
+        # that function, for the path, the call sites and perf's stacks alike
+        start_of = {n: st for st in self.starts for n in spans[st][1]}
+        self.parent = {}
+        for i, st in enumerate(self.starts):
+            parents = {start_of.get(COLD_RE.sub("", n)) for n in self.names[i]
+                       if COLD_RE.search(n)}
+            parents.discard(None)
+            if len(parents) == 1:
+                self.parent[st] = parents.pop()
 
     def address(self, offset):
         """The ELF address at a file offset (what perf prints), or None."""
@@ -174,11 +187,16 @@ class Functions:
         # a symbol nested in a bigger one (assembly labels) must not hide it
         for j in range(i, max(i - 8, -1), -1):
             if self.ends[j] > addr:
-                return self.starts[j], self.names[j]
+                return self._function(j)
         k = bisect.bisect_left(self.starts, addr + 1)
         if k < len(self.starts) and self.starts[k] == addr + 1:
-            return self.starts[k], self.names[k]
+            return self._function(k)
         return None
+
+    def _function(self, i):
+        start = self.parent.get(self.starts[i], self.starts[i])
+        return start, self.names[self.starts.index(start)] if start != self.starts[i] else \
+            self.names[i]
 
 
 class Symbolizer:
@@ -296,8 +314,8 @@ class CallSites:
         target = syms.func(caller.module, call[1])
         if target.key == callee.key:
             return True
-        return any(n.startswith("[.plt") for n in target.names) and (
-            callee.module != caller.module or target.key == callee.key)
+        # a library calls its own exported functions through its PLT too
+        return any(n.startswith("[.plt") for n in target.names)
 
 
 CALL_SITES = CallSites()
@@ -400,8 +418,19 @@ class Run:
     perf_reads_cfi: bool = True
 
     def stacks(self):
-        """(thread, sample, functions) of every labelprof sample."""
-        return [(self.threads[s["tid"]], s, self.syms.labelprof_stack(s)) for s in self.samples]
+        """(thread, sample, functions) of every labelprof sample, but those taken
+        while the C++ runtime installs a handler's context: _Unwind_RaiseException
+        then has the handler's registers and return address written into its own
+        frame (uw_install_context), so the stack in memory says the handler's
+        function called it, whichever unwinder reads it."""
+        stacks = [(self.threads[s["tid"]], s, self.syms.labelprof_stack(s)) for s in self.samples]
+        return [(t, s, funcs) for t, s, funcs in stacks if not installing_handler(funcs)]
+
+
+def installing_handler(funcs):
+    """Whether _Unwind_RaiseException's caller is not the throw that called it."""
+    return any(named(f, "_Unwind_RaiseException") and not (
+        named(c, "__cxa_throw") or named(c, "__cxa_rethrow")) for f, c in zip(funcs, funcs[1:]))
 
 
 def show_funcs(funcs, limit=10):
@@ -549,7 +578,8 @@ def invented_frames(run):
             if (callee.key, caller.key) in seen or any(
                     named(callee, a) and named(caller, b) for a, b in known):
                 continue
-            if caller.start is not None and CALL_SITES.calls(
+            # the call site decides for an unnamed caller too (static functions)
+            if caller.module and CALL_SITES.calls(
                     run.syms, caller, int(frames[i]["module_offset"], 16), callee):
                 continue
             invented += s["count"]
