@@ -200,7 +200,7 @@ static void resolve(struct procs *p, struct proc_entry *e)
 	struct lp_go_ref go;
 	__u64 seq, exec_vm;
 	bool otel;
-	int err;
+	int err, set_err;
 
 	/*
 	 * Read before inspecting: an exec in between makes this recipe stale in
@@ -215,21 +215,6 @@ static void resolve(struct procs *p, struct proc_entry *e)
 		remove_entry(p, e);
 		return;
 	}
-	/*
-	 * The unwind mappings follow the same inspections (exec, unknown pid, new
-	 * code), not the retries that wait for a label library's relocation, and
-	 * only for the processes sampled.
-	 */
-	if (p->unwind && (e->unwind_seq != seq + 1 || e->unwind_vm != exec_vm || !exec_vm) &&
-	    sampler__samples_tgid(p->sampler, e->pid)) {
-		if (unwind__update_process(p->unwind, e->pid)) {
-			if (p->verbose)
-				fprintf(stderr, "labelprof: pid %d: no unwind tables\n", e->pid);
-		} else {
-			e->unwind_seq = seq + 1;
-			e->unwind_vm = exec_vm;
-		}
-	}
 	if (err == -EAGAIN)
 		p->stats.retries++;
 	else if (err) {
@@ -243,7 +228,24 @@ static void resolve(struct procs *p, struct proc_entry *e)
 	recipe.go = go;
 	recipe.exec_seq = seq;
 	recipe.exec_vm = exec_vm;
-	if (sampler__set_recipe(p->sampler, e->pid, &recipe)) {
+	set_err = sampler__set_recipe(p->sampler, e->pid, &recipe);
+	/*
+	 * The unwind mappings follow the same inspections (exec, unknown pid, new
+	 * code), not the retries that wait for a label library's relocation, and
+	 * only for the processes sampled; after the recipe, as building tables
+	 * takes a while and samples meanwhile should already carry labels.
+	 */
+	if (p->unwind && (e->unwind_seq != seq + 1 || e->unwind_vm != exec_vm || !exec_vm) &&
+	    sampler__samples_tgid(p->sampler, e->pid)) {
+		if (unwind__update_process(p->unwind, e->pid)) {
+			if (p->verbose)
+				fprintf(stderr, "labelprof: pid %d: no unwind tables\n", e->pid);
+		} else {
+			e->unwind_seq = seq + 1;
+			e->unwind_vm = exec_vm;
+		}
+	}
+	if (set_err) {
 		p->stats.errors++;
 		unschedule(p, e);
 		return;
