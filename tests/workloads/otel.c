@@ -158,6 +158,7 @@ static void make_hostile(struct worker *w)
 	unsigned char *p;
 	size_t size;
 
+	free(w->rec[H_GARBAGE]);
 	w->rec[H_GARBAGE] = (void *)(uintptr_t)0x10; /* never mapped */
 	fill(w->rec[H_OVERSIZE], &one);
 	w->rec[H_OVERSIZE]->attrs_data_size = 2000;
@@ -182,6 +183,7 @@ static void make_hostile(struct worker *w)
 	r->attrs_data[1] = 4;
 	memcpy(r->attrs_data + 2, "acme", 4);
 	r->attrs_data_size = 6;
+	free(w->rec[H_SHORT]);
 	w->rec[H_SHORT] = r;
 	w->short_page = p;
 }
@@ -195,11 +197,7 @@ static void *worker_main(void *arg)
 		if (!(w->rec[k] = calloc(1, sizeof(*w->rec[k]))))
 			wl_die("otel: out of memory");
 	if (env.hostile) {
-		/* keep what make_hostile replaces, to free it */
-		struct custom_labels_otel_record *garbage = w->rec[H_GARBAGE];
-
 		make_hostile(w);
-		free(garbage);
 	} else {
 		for (unsigned int k = 0; k < env.nctx; k++)
 			fill(w->rec[k], &contexts[k]);
