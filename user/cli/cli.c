@@ -13,6 +13,7 @@
 #include "labelprof.h"
 #include "lib/compiler.h"
 #include "profile/labelsel.h"
+#include "profile/symprof.h"
 #include "sampling/procs.h"
 #include "unwind/unwind.h"
 
@@ -187,17 +188,44 @@ int cli_parse_unwind(const char *s, enum lp_unwind_mode *mode)
 	return -EINVAL;
 }
 
+void sampling_args__note_sources(struct sampling_args *args, const struct symprof *sp)
+{
+	size_t i, j, k;
+
+	for (i = 0; i < sp->sample_count; i++) {
+		const struct sp_sample *s = &sp->samples[i];
+		const struct sp_range *set = &sp->label_sets[s->label_set];
+
+		for (k = 0; k < args->opts.pid_count && args->pids[k] != (pid_t)s->pid; k++)
+			;
+		for (j = 0; k < args->opts.pid_count && j < set->count; j++)
+			args->seen_sources[k] |= 1u << sp->labels[set->first + j].source;
+	}
+}
+
 void sampling_args__warn_unlabelled(const struct sampling_args *args, struct procs *procs)
 {
+	const unsigned int process_ctx = 1u << LP_SRC_OTEL_PROCESS;
 	size_t i;
 
 	if (!args->opts.read_labels)
 		return;
-	for (i = 0; i < args->opts.pid_count; i++)
-		if (!procs__labelled(procs, args->pids[i]))
+	for (i = 0; i < args->opts.pid_count; i++) {
+		pid_t pid = args->pids[i];
+
+		if (args->seen_sources[i] & ~process_ctx || procs__labelled(procs, pid))
+			continue;
+		if (args->seen_sources[i])
+			fprintf(stderr,
+				"labelprof: pid %d publishes only an OpenTelemetry process context "
+				"(resource attributes, on every sample), no thread labels (see "
+				"labelprof inspect %d)\n",
+				pid, pid);
+		else
 			fprintf(stderr,
 				"labelprof: pid %d publishes no labels (see labelprof inspect %d)\n",
-				args->pids[i], args->pids[i]);
+				pid, pid);
+	}
 }
 
 bool sampling_args__any_alive(const struct sampling_args *args)

@@ -18,6 +18,7 @@
 struct sampling_args {
 	struct sampler_opts opts; /* SAMPLER_OPTS_INIT(the command's frequency) before parsing */
 	pid_t pids[CLI_MAX_PIDS]; /* -p; parsing points opts.pids here */
+	unsigned int seen_sources[CLI_MAX_PIDS]; /* sampling_args__note_sources */
 	bool all;		  /* -a given */
 	/* the caller runs sampler_opts__check itself (the agent: once its file is read) */
 	bool defer_check;
@@ -32,11 +33,23 @@ struct sampling_args {
 extern const struct argp sampling_argp;
 
 struct procs;
+struct symprof;
 
 /*
- * Says on stderr which -p processes publish no labels (none found when
- * procs scanned them), pointing at labelprof inspect: a profile of such a
- * process has stacks only. Nothing with --no-labels.
+ * Notes which label sources (1 << enum lp_label_source) the samples of sp
+ * of each -p process carried, into args->seen_sources: a run calls it on
+ * what it sampled, once or at every refresh.
+ */
+void sampling_args__note_sources(struct sampling_args *args, const struct symprof *sp);
+
+/*
+ * At the end of a run, from what its samples carried (note_sources) rather
+ * than what a process had mapped at the start (a label library may come with
+ * dlopen later): says on stderr which -p processes published no labels of
+ * their threads, pointing at labelprof inspect, and what the others published
+ * instead (only an OpenTelemetry process context's resource attributes). A
+ * process whose threads can publish labels (procs found where) but set none
+ * while sampled is no warning. Nothing with --no-labels.
  */
 void sampling_args__warn_unlabelled(const struct sampling_args *args, struct procs *procs);
 

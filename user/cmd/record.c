@@ -200,7 +200,7 @@ static void print_progress(struct session *s, double secs)
 		(unsigned long long)s->received, (unsigned long long)c.ringbuf_drops);
 }
 
-static int write_profile(const struct record_env *env, struct session *s, FILE *f,
+static int write_profile(struct record_env *env, struct session *s, FILE *f,
 			 const struct lp_counters *c, __u64 start_unix_ns, __u64 duration_ns)
 {
 	struct symprof_build_opts bo = {
@@ -219,6 +219,7 @@ static int write_profile(const struct record_env *env, struct session *s, FILE *
 
 	if (!sp)
 		return -ENOMEM;
+	sampling_args__note_sources(&env->sampling, sp);
 	err = output__write(f, env->output.format, sp, &env->output.opts);
 	symprof__free(sp);
 	return err;
@@ -287,9 +288,6 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "labelprof: %s\n", errbuf);
 		goto out_free;
 	}
-	/* a command is inspected once it runs, as it may load its label library late */
-	if (!env.command)
-		sampling_args__warn_unlabelled(args, s->procs);
 	start_ns = now_ns(CLOCK_MONOTONIC);
 	start_unix_ns = now_ns(CLOCK_REALTIME);
 	if (go_fd >= 0) {
@@ -347,6 +345,9 @@ int cmd_record(int argc, char **argv)
 			env.output.path ? " to " : "", env.output.path ? env.output.path : "",
 			strerror(-err));
 	}
+	/* from what was sampled: a label library may have come later (dlopen) */
+	if (!err)
+		sampling_args__warn_unlabelled(args, s->procs);
 	print_summary(s, &counters, (end_ns - start_ns) / 1e9, env.sampling.opts.verbose);
 	if (!err) {
 		output_file__describe(&of, errbuf, sizeof(errbuf));

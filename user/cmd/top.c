@@ -321,7 +321,7 @@ static const char *const help_lines[] = {
 /* ---- refreshing -------------------------------------------------------------- */
 
 struct top_state {
-	const struct top_env *env;
+	struct top_env *env;
 	struct session *s;
 	bool tty, color;
 	struct symprof *sp; /* what view shows */
@@ -421,7 +421,7 @@ static int view_keys(struct top_state *st, const struct symprof *sp,
 /* Takes what was sampled since the last refresh and shows it. */
 static int refresh(struct top_state *st)
 {
-	const struct top_env *env = st->env;
+	struct top_env *env = st->env;
 	struct symprof_build_opts bo = {.frequency_hz = env->sampling.opts.freq_hz};
 	struct top_view view;
 	struct labelfold fold;
@@ -445,6 +445,7 @@ static int refresh(struct top_state *st)
 		profile__free(p);
 	if (!sp)
 		return -ENOMEM;
+	sampling_args__note_sources(&env->sampling, sp);
 	/* the same folding as report and html, over what this refresh shows */
 	err = labelfold__init(&fold, sp, env->labels.max_values);
 	if (!err)
@@ -614,7 +615,6 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "labelprof: %s\n", errbuf);
 		return 1;
 	}
-	sampling_args__warn_unlabelled(&env.sampling, st.s->procs);
 	/* handlers first: a signal must find the terminal state it may have to undo */
 	install_signals(st.tty);
 	fprintf(stderr, "labelprof: sampling %d CPUs at %u Hz\n", sampler__cpu_count(st.s->sampler),
@@ -626,6 +626,8 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "labelprof: %s\n", errbuf);
 	else if (st.targets_exited)
 		fprintf(stderr, "labelprof: the profiled processes exited\n");
+	/* from what the refreshes showed: a label library may have come later (dlopen) */
+	sampling_args__warn_unlabelled(&env.sampling, st.s->procs);
 	top_view__free(&st.view);
 	symprof__free(st.sp);
 	session__close(st.s);
