@@ -396,8 +396,17 @@ def test_agent_hanging_endpoint_does_not_stop_sampling(tmp_path):
 
 
 def files_of(out):
-    """The profiles in out (temporary files being written start with a dot)."""
-    return {p.name: p.stat() for p in out.iterdir() if not p.name.startswith(".")}
+    """The profiles in out (temporary files being written start with a dot); a file
+    retention removes between the listing and its stat is gone."""
+    files = {}
+    for p in out.iterdir():
+        if p.name.startswith("."):
+            continue
+        try:
+            files[p.name] = p.stat()
+        except FileNotFoundError:
+            continue
+    return files
 
 
 def spread(files):
