@@ -100,11 +100,14 @@ struct lp_label_abi {
 /*
  * A label set's labels are read with its header when they start at most
  * LSET_NEAR bytes after it; its strings are read at once when they lie
- * within LP_LABEL_WINDOW bytes.
+ * within LP_LABEL_WINDOW bytes and the window holds at most LP_LABEL_SLACK
+ * bytes more than twice theirs: copying unused bytes (libcustomlabels keeps
+ * a label in a slot of 384 bytes) costs more than a read per label.
  */
 #define LSET_NEAR	64
 #define LSET_MASK	4095
 #define LP_LABEL_WINDOW 4096
+#define LP_LABEL_SLACK	256
 
 /*
  * A page of user stack is read at once (a read never touches a page the
@@ -210,6 +213,8 @@ struct lp_scratch {
 	 */
 	struct lp_uwalk uw;
 	__u32 off;
+	/* the bytes of the strings of a label set that copy_labels will copy */
+	__u64 kept;
 	/* The OTel thread context walk: the next entry of attrs_data in otel[], its end. */
 	__u32 otel_pos;
 	__u32 otel_end;
@@ -440,8 +445,10 @@ static __always_inline __u64 kept_len(__u64 len, __u32 max)
 
 /*
  * The extent of the strings of label i that copy_label will read, by
- * bpf_loop: cx->lo and cx->hi grow to take them in. A string whose end
- * wraps around is left to copy_label, whose read of it fails.
+ * bpf_loop: cx->lo and cx->hi grow to take them in, sc->kept counts their
+ * bytes (in map memory: a sum on the stack would give the verifier a new
+ * range at every iteration). A string whose end wraps around is left to
+ * copy_label, whose read of it fails.
  */
 static long span_label(__u32 i, struct copy_ctx *cx)
 {
@@ -459,6 +466,7 @@ static long span_label(__u32 i, struct copy_ctx *cx)
 	vend = v + kept_len(l->value.len, max_value_len);
 	if (kend < k || vend < v)
 		return 0;
+	cx->sc->kept += (kend - k) + (vend - v);
 	if (k < cx->lo)
 		cx->lo = k;
 	if (v < cx->lo)
@@ -577,7 +585,8 @@ static long copy_label_remote(__u32 i, struct copy_ctx *cx)
  * at *off, in storage order (duplicates are kept: userspace keeps the first).
  * Few reads, as each costs about as much as copying a few hundred bytes: the
  * header with the labels close behind it, then one window over the strings
- * when they lie close together (per-string reads for the others).
+ * when they lie close together, else a read per label (per-string reads for
+ * a value apart from its key).
  */
 static __always_inline void copy_labels(struct task_struct *task, bool remote,
 					struct lp_scratch *sc, struct lp_sample *s, __u32 *off,
@@ -615,11 +624,11 @@ static __always_inline void copy_labels(struct task_struct *task, bool remote,
 		s->status |= LP_ST_READ_FAULT;
 		return;
 	}
+	sc->kept = 0;
 	bpf_loop(n, span_label, &cx, 0);
 	len = cx.hi - cx.lo;
-	if (cx.hi > cx.lo && len > LP_LABEL_WINDOW)
-		len = LP_LABEL_WINDOW;
-	if (cx.hi > cx.lo && !read_user(task, remote, sc->win, len, cx.lo))
+	if (cx.hi > cx.lo && len <= LP_LABEL_WINDOW && len <= 2 * sc->kept + LP_LABEL_SLACK &&
+	    !read_user(task, remote, sc->win, len, cx.lo))
 		cx.win_len = len;
 	sc->off = *off;
 	bpf_loop(n, remote ? copy_label_remote : copy_label_current, &cx, 0);

@@ -421,6 +421,36 @@ static void setup_long(struct mode_state *st)
 	publish(st, l, 2);
 }
 
+static void setup_window_fault(struct mode_state *st)
+{
+	/* Strings packed together, the second label's on the page after the first's, unreadable. */
+	struct hl_label *l = guarded(2 * sizeof(*l));
+	char *text = copy_guarded("wfkeygood", 9);
+
+	label(&l[0], text, 5, text + 5, 4);
+	label(&l[1], text + 9, 3, text + 12, 3);
+	expect_exact(st, &l[0]);
+	st->flags_expected[0] = "read_fault";
+	st->flags_forbidden[0] = "malformed";
+	publish(st, l, 2);
+}
+
+static void setup_scattered(struct mode_state *st)
+{
+	/* Strings pages apart, a value apart from its key: each read by itself. */
+	struct hl_label *l = guarded(3 * sizeof(*l));
+	const char *a = copy_guarded("far-aone", 8), *b = copy_guarded("far-btwo", 8);
+	const char *c = copy_guarded("apart", 5), *d = copy_guarded("from-its-key", 12);
+
+	label(&l[0], a, 5, a + 5, 3);
+	label(&l[1], b, 5, b + 5, 3);
+	label(&l[2], c, 5, d, 12);
+	for (int i = 0; i < 3; i++)
+		expect_exact(st, &l[i]);
+	forbid_all_flags(st);
+	publish(st, l, 3);
+}
+
 static void setup_rewrite(struct mode_state *st)
 {
 	st->valid = guarded(2 * sizeof(*st->valid));
@@ -455,6 +485,8 @@ BURN_MODE(burn_unused_values, 14)
 BURN_MODE(burn_duplicates, 10)
 BURN_MODE(burn_non_utf8, 11)
 BURN_MODE(burn_long, 12)
+BURN_MODE(burn_window_fault, 15)
+BURN_MODE(burn_scattered, 16)
 
 /*
  * Rewrites the published set between the valid one and garbage while it
@@ -531,6 +563,8 @@ static const struct mode modes[] = {
 	MODE("rewrite", rewrite),
 	MODE("non-utf8", non_utf8),
 	MODE("long", long),
+	MODE("window-fault", window_fault),
+	MODE("scattered", scattered),
 #undef MODE
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
