@@ -153,7 +153,20 @@ struct lp_cwalk {
 	 */
 	__u32 lo;
 	__u32 hi;
+	/*
+	 * Consecutive frames are mostly in the same mapping, often at the same
+	 * row (recursion, loops of calls): the last mapping and the pcs of the
+	 * last row spare the searches. row_hi 0: no row.
+	 */
+	__u32 row_lo;
+	__u32 row_hi;
+	struct lp_unwind_row row;
+	struct lp_unwind_mapping map; /* end 0: none */
+	/* the stack copied to sc->stack: from the user address slo, slen bytes */
+	__u64 slo;
+	__u32 slen;
 	__u32 pad;
+	__u64 sp0; /* the interrupted stack pointer */
 };
 
 /*
@@ -1242,10 +1255,14 @@ static __always_inline __u32 fence(__u32 g)
 	return f ? *f : LP_UNWIND_PC_PAD;
 }
 
-/* The row of the walk's object holding pc, copied to *row; false if none. */
-static __always_inline bool find_row(struct lp_cwalk *w, __u32 pc, struct lp_unwind_row *row)
+/*
+ * The row of the walk's object holding pc, copied to *row, and the first pc
+ * past it in *hi (the rows in between have the same rule); false if none.
+ */
+static __always_inline bool find_row(struct lp_cwalk *w, __u32 pc, struct lp_unwind_row *row,
+				     __u32 *hi_pc)
 {
-	__u32 lo, hi, mid, k, g, shard, slot;
+	__u32 lo, hi, mid, k, g, shard, slot, page_idx;
 	struct lp_unwind_page *page;
 	void *inner;
 
@@ -1263,10 +1280,10 @@ static __always_inline bool find_row(struct lp_cwalk *w, __u32 pc, struct lp_unw
 		else
 			SEARCH_BOUND(w->hi) = mid;
 	}
-	lo = SEARCH_BOUND(w->lo);
-	if (!lo)
+	page_idx = SEARCH_BOUND(w->lo);
+	if (!page_idx)
 		return false;
-	g = w->first_page + lo - 1;
+	g = w->first_page + page_idx - 1;
 	shard = g / LP_UNWIND_SHARD_PAGES;
 	slot = g % LP_UNWIND_SHARD_PAGES;
 	inner = bpf_map_lookup_elem(&unwind_shards, &shard);
@@ -1291,20 +1308,54 @@ static __always_inline bool find_row(struct lp_cwalk *w, __u32 pc, struct lp_unw
 	}
 	lo = SEARCH_BOUND(w->lo);
 	*row = page->rows[(lo - 1) & (LP_UNWIND_PAGE_ROWS - 1)];
+	if (lo < LP_UNWIND_PAGE_ROWS)
+		*hi_pc = page->rows[lo & (LP_UNWIND_PAGE_ROWS - 1)].pc;
+	else /* the next page's first row; the object's last row covers all above it */
+		*hi_pc = page_idx < w->pages ? fence(g + 1) : LP_UNWIND_PC_PAD;
+	return true;
+}
+
+/*
+ * The word of user stack at addr, through the copy in sc->stack: a read
+ * near the interrupted stack pointer copies the rest of its page, so that
+ * the frames above are mostly read from the copy (see USTACK_CHUNK).
+ * False where the read fails.
+ */
+static __always_inline bool stack_word(struct lp_scratch *sc, struct lp_cwalk *w, __u64 addr,
+				       __u64 *word)
+{
+	__u64 rel = addr - w->slo, len;
+
+	if (addr < w->slo || rel > w->slen || w->slen - rel < sizeof(__u64)) {
+		if (arch_user_unmapped(addr))
+			return false;
+		len = sizeof(__u64);
+		if (addr >= w->sp0 && addr - w->sp0 < USTACK_NEAR) {
+			len = USTACK_CHUNK - (addr & (USTACK_CHUNK - 1));
+			if (len < sizeof(__u64)) /* the word straddles two pages */
+				len = sizeof(__u64);
+		}
+		if (bpf_probe_read_user(sc->stack, len, (void *)addr))
+			return false;
+		w->slo = addr;
+		w->slen = len;
+		rel = 0;
+	}
+	rel &= USTACK_CHUNK - 1; /* no-op: rel <= slen - 8 */
+	*word = WORD(&sc->stack[rel]);
 	return true;
 }
 
 /* One frame-pointer step: from the frame record at fp; false at the chain's end or a fault. */
-static __always_inline bool fp_step(struct lp_cwalk *w)
+static __always_inline bool fp_step(struct lp_scratch *sc, struct lp_cwalk *w)
 {
-	__u64 rec[2];
+	__u64 next, ra;
 
-	if (!w->fp || arch_user_unmapped(w->fp) ||
-	    bpf_probe_read_user(rec, sizeof(rec), (void *)w->fp))
+	if (!w->fp || !stack_word(sc, w, w->fp, &next) || !stack_word(sc, w, w->fp + 8, &ra))
 		return false;
 	w->sp = w->fp + 16;
-	w->fp = rec[0];
-	w->ip = rec[1];
+	w->fp = next;
+	w->ip = ra;
 	w->status |= LP_ST_UNWIND_FP;
 	return true;
 }
@@ -1317,20 +1368,25 @@ enum cfi_step {
 	STEP_FP,    /* no CFI here: frame pointers, if the mode allows */
 };
 
-static __always_inline enum cfi_step cfi_step(struct lp_cwalk *w, struct lp_unwind_proc *proc,
+static __always_inline enum cfi_step cfi_step(struct lp_scratch *sc, struct lp_cwalk *w,
+					      struct lp_unwind_proc *proc,
 					      struct lp_unwind_counters *uc)
 {
 	__u64 pc_ip = w->exact ? w->ip : w->ip - 1, cfa, ra, regs[7];
-	struct lp_unwind_mapping *m = find_mapping(w, proc, pc_ip);
+	struct lp_unwind_mapping *m;
 	struct lp_unwind_object *obj;
 	struct lp_unwind_row row;
-	__u32 rule, key;
+	__u32 rule, key, pc;
 	__s32 fp_off;
 
-	if (!m)
-		return STEP_FP;
-	if (m->object != w->object) {
-		key = m->object;
+	if (pc_ip < w->map.start || pc_ip >= w->map.end) {
+		m = find_mapping(w, proc, pc_ip);
+		if (!m)
+			return STEP_FP;
+		w->map = *m;
+	}
+	if (w->map.object != w->object) {
+		key = w->map.object;
 		obj = bpf_map_lookup_elem(&unwind_objects, &key);
 		if (!obj) {
 			uc->misses++;
@@ -1339,10 +1395,18 @@ static __always_inline enum cfi_step cfi_step(struct lp_cwalk *w, struct lp_unwi
 		w->object = key;
 		w->first_page = obj->first_page;
 		w->pages = obj->pages;
+		w->row_hi = 0;
 	}
-	/* code before the first FDE or between FDEs has no CFI at all */
-	if (!find_row(w, pc_ip - m->bias, &row))
-		return STEP_FP;
+	pc = pc_ip - w->map.bias;
+	if (pc >= w->row_lo && pc < w->row_hi) {
+		row = w->row;
+	} else {
+		/* code before the first FDE or between FDEs has no CFI at all */
+		if (!find_row(w, pc, &row, &w->row_hi))
+			return STEP_FP;
+		w->row_lo = row.pc;
+		w->row = row;
+	}
 	rule = row.cfa & LP_CFA_RULE_MASK;
 	cfa = (row.cfa >> LP_CFA_RULE_BITS) * 8;
 	switch (rule) {
@@ -1378,10 +1442,11 @@ static __always_inline enum cfi_step cfi_step(struct lp_cwalk *w, struct lp_unwi
 		uc->no_rule++;
 		return STEP_STUCK;
 	}
-	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
-		return STEP_STUCK;
+	/* FP's slot first: it lies below the return address, in the same copy */
 	fp_off = row.regs & ~LP_RA_RULE_MASK;
-	if (fp_off && bpf_probe_read_user(&w->fp, sizeof(w->fp), (void *)(cfa + fp_off)))
+	if (fp_off && !stack_word(sc, w, cfa + fp_off, &w->fp))
+		return STEP_STUCK;
+	if (!stack_word(sc, w, cfa - 8, &ra))
 		return STEP_STUCK;
 	w->sp = cfa;
 	w->ip = ra;
@@ -1402,11 +1467,11 @@ static long walk_cfi_frame(__u32 i, struct cwalk_ctx *cx)
 		w->status |= LP_ST_USTACK_TRUNCATED;
 		return 1;
 	}
-	r = cfi_step(w, cx->proc, cx->uc);
+	r = cfi_step(sc, w, cx->proc, cx->uc);
 	if (r == STEP_FP) {
 		if (unwind_mode == LP_UNWIND_CFI) {
 			r = STEP_STUCK;
-		} else if (fp_step(w)) {
+		} else if (fp_step(sc, w)) {
 			w->exact = 0;
 			cx->uc->fp_frames++;
 			r = STEP_OK;
@@ -1454,6 +1519,10 @@ static __always_inline long walk_user_cfi(struct lp_scratch *sc, __u32 off,
 	w->status = 0;
 	w->exact = 1;
 	w->object = 0;
+	w->map.end = 0;
+	w->row_hi = 0;
+	w->slen = 0;
+	w->sp0 = u->sp;
 	bpf_loop(LP_MAX_STACK_DEPTH, walk_cfi_frame, &cx, 0);
 	/* a stack that is its leaf alone was still the CFI walker's */
 	if (!(w->status & (LP_ST_UNWIND_CFI | LP_ST_UNWIND_FP)))

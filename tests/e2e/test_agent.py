@@ -16,6 +16,7 @@ says so."""
 import contextlib
 import gzip
 import http.server
+import json
 import os
 import pathlib
 import re
@@ -561,3 +562,31 @@ def test_agent_container_attributes(tmp_path):
     text = rcv.accepted()[0].text
     assert re.search(r'key: "container.id"\s+value \{\s+string_value: "%s"' % cid, text), text[:3000]
     assert re.search(r'key: "k8s.pod.uid"\s+value \{\s+string_value: "%s"' % pod, text), text[:3000]
+
+
+def pprof_processes(tmp_path, path):
+    """{(pid, process name)} of a pprof profile's samples, read back by convert."""
+    out = tmp_path / (path.name + ".json")
+    subprocess.run([str(LABELPROF), "convert", str(path), "--format", "json", "-o", str(out)],
+                   check=True, capture_output=True, timeout=60)
+    doc = json.loads(out.read_text())
+    names = {p["pid"]: p.get("name") for p in doc.get("processes") or []}
+    return {(s.get("pid"), names.get(s.get("pid"))) for s in doc["samples"]}
+
+
+@pytest.mark.parametrize("labels", [None, ""])
+def test_agent_pprof_labels_default_pid_comm(tmp_path, labels):
+    """As record: the agent's pprof profiles label samples with pid and comm by
+    default, so that the process survives; --pprof-labels "" leaves them out."""
+    out = tmp_path / "profiles"
+    config = f"freq = 99\ninterval = 1s\noutput_dir = {out}\nformats = pprof\n"
+    flags = [] if labels is None else ["--pprof-labels", labels]
+    with demo() as wl:
+        with agent(tmp_path, config, "-p", wl.pid, *flags) as a:
+            wait_for("two profiles", lambda: len(files_of(out)) >= 2, 30)
+            assert a.stop() == 0, a.stderr()
+    got = set()
+    for name in files_of(out):
+        got |= pprof_processes(tmp_path, out / name)
+    want = {(wl.pid, "demo")} if labels is None else {(0, None)}
+    assert got == want, f"--pprof-labels {labels!r}: {got}"

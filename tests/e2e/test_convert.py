@@ -165,3 +165,50 @@ def test_process_context_labels_round_trip(tmp_path):
         there = convert(rec.out, fmt, tmp_path / f"otel.{fmt}")
         got = by_labels(load_json(convert(there, "json", tmp_path / f"otel-{fmt}.json")))
         assert got == want, f"{fmt}: {differences(got, want)}"
+
+
+def by_sources(doc):
+    """{(pid, label set, label sources): samples}: which writer each label came from."""
+    out = collections.Counter()
+    for s in doc["samples"]:
+        sources = frozenset((s.get("label_sources") or {}).items())
+        out[(s.get("pid"), labels_of(s), sources)] += s["count"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def every_source(tmp_path_factory):
+    """One recording of a process of each label source: custom labels (demo), the
+    OpenTelemetry thread and process contexts (otel) and Go pprof labels (golabels)."""
+    from test_golabels import golabels_argv
+    from test_otel import otel_argv
+    tmp = tmp_path_factory.mktemp("sources")
+    with started([workload("demo"), "--duration", 60, "--threads", 1, "--quiet"]) as demo, \
+            started(otel_argv("lib", tmp / "otel.json")) as otel, \
+            started(golabels_argv("cgo0-plain", tmp / "go.json")) as go:
+        rec = record(tmp, "-p", f"{demo.pid},{otel.pid},{go.pid}", duration=2)
+        demo.proc.terminate()
+    for wl in (demo, otel, go):
+        check_exit(wl)
+    want = by_sources(rec.profile.doc)
+    seen = {src for (_, _, sources) in want for _, src in sources}
+    assert seen == {"otel_thread", "otel_process", "go_pprof"}, seen
+    assert any(not sources and labels for (_, labels, sources) in want), "no custom label"
+    formats = {fmt: rec.out if fmt == "json" else convert(rec.out, fmt, tmp / f"every.{fmt}")
+               for fmt in READABLE}
+    return want, formats
+
+
+@pytest.mark.parametrize("dst", READABLE)
+@pytest.mark.parametrize("src", READABLE)
+def test_label_sources_round_trip(request, every_source, tmp_path, src, dst):
+    """original -> src -> dst (-> src): every label keeps its source."""
+    want, formats = every_source
+    there = convert(formats[src], dst, tmp_path / f"there.{dst}")
+    got = by_sources(load_json(convert(there, "json", tmp_path / "there.json")))
+    assert got == want, f"{src} -> {dst}: {differences(got, want)}"
+    back = convert(there, src, tmp_path / f"back.{src}")
+    got = by_sources(load_json(convert(back, "json", tmp_path / "back.json")))
+    assert got == want, f"{src} -> {dst} -> {src}: {differences(got, want)}"
+    measure(request, f"{src} -> {dst} -> {src}: {sum(want.values())} samples, "
+                     f"{len(want)} (pid, labels, sources) keys kept")

@@ -301,3 +301,90 @@ def test_top_80x24_hints_and_help(demo):
         assert "labelprof exited 0" in screen, screen
     finally:
         tmux.kill()
+
+
+def test_top_folds_request_ids(request, demo):
+    """A fresh request_id per request: more values than --max-label-values in a
+    refresh fold into one row "*" and a line says so; the tenants' shares stay
+    right within it. --max-label-values 0 shows every id."""
+    proc = subprocess.run(top_cmd(demo.pid, "--by", "request_id,tenant", "-n", 2,
+                                  "--max-label-values", 20),
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, proc.stderr.decode()
+    snapshots = out.split("\n\n")[:-1]
+    assert len(snapshots) == 2, out
+    rows = []
+    for snap in snapshots:
+        lines = snap.splitlines()
+        m = re.fullmatch(r"request_id has (\d+) values, shown as request_id=\* "
+                         r"\(--max-label-values 20\)", lines[3])
+        assert m and int(m.group(1)) > 20, snap
+        snap_rows = parse_rows(snap, 2)
+        assert {v[0] for v, _, _, _ in snap_rows} <= {"*", "(not set)"}, snap
+        rows += snap_rows
+    got, total = shares_of([((t,), s, n, f) for (r, t), s, n, f in rows if r == "*"],
+                           TENANT_SHARES)
+    measure(request, "tenant shares under request_id=*: " +
+            ", ".join(f"{t} {got[t]:.1f} %" for t in got) + f" ({total} samples)")
+    check_shares(got, TENANT_SHARES, "request_id=*")
+
+    proc = subprocess.run(top_cmd(demo.pid, "--by", "request_id", "-n", 1,
+                                  "--max-label-values", 0),
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()
+    out = proc.stdout.decode()
+    ids = {v[0] for v, _, _, _ in parse_rows(out, 1)} - {"(not set)"}
+    assert len(ids) > 20 and all(i.startswith("req-") for i in ids), out
+    assert "shown as request_id=*" not in out, out
+
+
+def test_top_folded_on_80x24(demo):
+    """On a terminal the line about the folded key takes the header's blank line:
+    the table keeps its rows and the hints stay on the last line."""
+    top = shlex.join(top_cmd(demo.pid, "--by", "request_id"))
+    tmux = Tmux(shlex.join(["sh", "-c", f"{top}; sleep 600"]), width=80, height=24)
+    try:
+        screen = tmux.wait_for(lambda s: elapsed_s(s) >= 2 and "HOTTEST" in s, "a refresh")
+        lines = screen.split("\n")
+        assert all(len(line) <= 80 for line in lines), screen
+        assert re.fullmatch(r"request_id has \d+ values, shown as request_id=\* "
+                            r"\(--max-label-values 100\)", lines[3].rstrip()), screen
+        assert lines[4].split()[:3] == ["SHARE", "SAMPLES", "request_id"], screen
+        assert {v[0] for v, _, _, _ in parse_rows(screen, 1)} <= {"*", "(not set)"}, screen
+        assert lines[23].strip() == "q quit  h help", screen
+    finally:
+        tmux.kill()
+
+
+@pytest.mark.parametrize("key", ["trace_id", "span-id", "root-span-id"])
+def test_top_by_trace_key_is_a_usage_error(key):
+    proc = subprocess.run([str(LABELPROF), "top", "--by", f"tenant,{key}"],
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err
+    assert f"--by: '{key}' is a trace or span id" in err, err
+    assert proc.stdout == b"", proc.stdout
+
+
+def test_top_keeps_trace_ids_out(tmp_path):
+    """A process whose samples carry trace and span ids (OTel thread context):
+    the default key is never one of them, and --by a key no sample sets does not
+    suggest them."""
+    from test_otel import otel_argv  # here: test_otel imports this module
+
+    with started(otel_argv("lib", tmp_path / "otel.json")) as wl:
+        auto = subprocess.run(top_cmd(wl.pid, "-n", 2), stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=120)
+        missing = subprocess.run(top_cmd(wl.pid, "--by", "nosuchkey", "-n", 1),
+                                 stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+    check_exit(wl)
+    assert auto.returncode == 0 and missing.returncode == 0, (auto.stderr, missing.stderr)
+    out = auto.stdout.decode()
+    keys = set(re.findall(r"^labelprof top  by (\S+) \(most common key", out, re.M))
+    assert keys and not keys & {"trace_id", "span_id"}, out
+    out = missing.stdout.decode()
+    seen = re.search(r"^no sample sets nosuchkey; keys seen: (.*)$", out, re.M)
+    assert seen, out
+    keys = set(seen.group(1).split(", "))
+    assert {"tenant", "service.name"} <= keys and not keys & {"trace_id", "span_id"}, out

@@ -43,8 +43,9 @@ import subprocess
 import pytest
 
 from conftest import (count, flags_of, in_kernel, labels_of, label_set, load_json, max_stack,
-                      measure, record, recording, started, user_frames, workload)
-from test_stacks import SHALLOW, check_exact, check_flags, deepstack, thread_kinds
+                      measure, names, record, recording, show, started, user_frames, workload)
+from test_stacks import (ENTRY, LARGE_FRAME, LEAF, SHALLOW, SMALL_FRAME, check_exact, check_flags,
+                         deepstack, thread_kinds)
 
 DURATION = 3
 # perf copies this much of the user stack per sample and unwinds it offline:
@@ -780,3 +781,44 @@ def test_unwind_fp_mode(request, tmp_path):
     measure(request, f"--unwind fp: exact chains per thread kind {dict(per_kind)}, left out "
                      f"{left_out}; samples per unwind mode {dict(modes)}")
     assert set(modes) == {"fp"}, f"--unwind fp: samples per unwind mode {dict(modes)}"
+
+
+# glibc's own names of the outermost functions of TAILS
+GLIBC_ALIASES = {"__clone3": "clone3", "__libc_start_main_impl": "__libc_start_main"}
+
+
+@pytest.mark.parametrize("frame_bytes", [SMALL_FRAME, LARGE_FRAME], ids=["small", "large"])
+def test_auto_frame_pointer_code(request, tmp_path, frame_bytes):
+    """The default --unwind auto on code with frame pointers and CFI: the CFI walk
+    takes every descend() frame from the row of the one before (the same call
+    site), reads the stack from copies of its pages (small frames) or word by
+    word (frames of 256 KiB, far from the stack pointer), and must give the exact
+    chain, continued through glibc's thread and program start to the outermost
+    frame, which the frame-record chain does not reach."""
+    report = tmp_path / "deepstack.json"
+    with started(deepstack(report, SHALLOW, frame_bytes, libc_threads=0,
+                           main=frame_bytes == SMALL_FRAME)):
+        pid, kinds = thread_kinds(report)
+        rec = record(tmp_path, "-p", pid, duration=DURATION)
+    samples = rec.profile.of_pids(pid)
+    assert count(samples) > 0, f"no samples of deepstack: {rec.stderr}"
+    check_flags(samples)
+    per_kind, wrong = collections.Counter(), []
+    for s in samples:
+        kind = kinds.get(s["tid"])
+        if kind is None:
+            continue  # the thread that waits for stdin
+        frames = user_frames(s)
+        chain = [LEAF[kind]] + ["descend"] * SHALLOW + [ENTRY[kind]]
+        tail = TAILS["main" if kind == "main" else "thread"][0][::-1]
+        per_kind[kind] += s["count"]
+        got = [GLIBC_ALIASES.get(n, n) for n in names(frames)]
+        if got != chain + tail or "ustack_truncated" in flags_of(s):
+            wrong.append(s)
+    measure(request, f"frames of {frame_bytes} B, --unwind auto: {count(samples)} samples, "
+                     f"per thread kind {dict(per_kind)}, not the exact chain {len(wrong)}")
+    assert not wrong, (f"{count(wrong)} samples without the exact chain; first ones:\n" +
+                       "\n".join(f"  {show(user_frames(s), 3)} ... {names(user_frames(s))[-5:]}"
+                                 for s in wrong[:5]))
+    for kind in set(kinds.values()) - {"libc"}:
+        assert per_kind[kind] > 0, f"no samples of the {kind} threads: {dict(per_kind)}"

@@ -35,9 +35,9 @@ FUZZ_SRCS_fuzz_profile := user/format/fmt.c user/profile/profile.c user/profile/
 FUZZ_SRCS_fuzz_json := user/format/fmt.c user/format/labelfold.c user/profile/labelsel.c user/lib/msg.c user/format/json.c user/format/input_json.c user/profile/symprof.c user/format/output_json.c user/format/output_folded.c \
 	user/format/output_report.c user/format/output_html.c
 # The generated protobuf code comes compiled for fuzzing (proto/build.mk).
-FUZZ_SRCS_fuzz_pprof := user/format/input_pprof.c user/format/output_pprof.c user/format/pb.c user/profile/symprof.c \
+FUZZ_SRCS_fuzz_pprof := user/format/fmt.c user/format/input_pprof.c user/format/output_pprof.c user/format/pb.c user/profile/symprof.c \
 	$(PROTO_FUZZ_OBJS)
-FUZZ_SRCS_fuzz_otlp := user/format/input_otlp.c user/format/output_otlp.c user/format/otlp.c user/format/pb.c user/profile/symprof.c \
+FUZZ_SRCS_fuzz_otlp := user/format/fmt.c user/format/input_otlp.c user/format/output_otlp.c user/format/otlp.c user/format/pb.c user/profile/symprof.c \
 	$(PROTO_FUZZ_OBJS)
 FUZZ_SRCS_fuzz_otlp_json := user/format/input_otlp_json.c user/format/json.c $(FUZZ_SRCS_fuzz_otlp)
 FUZZ_ALL := fuzz_elf fuzz_maps fuzz_profile fuzz_json fuzz_pprof fuzz_otlp fuzz_otlp_json

@@ -62,6 +62,8 @@ static void test_defaults(void **state)
 	assert_int_equal(c->formats, AGENT_FORMAT_PPROF);
 	assert_int_equal(c->max_dir_bytes, 1ull << 30);
 	assert_int_equal(c->max_age_ns, 7 * 86400 * S);
+	/* as record's --pprof-labels */
+	assert_int_equal(c->extra_labels, OUTPUT_LABEL_PID | OUTPUT_LABEL_COMM);
 	assert_null(c->otlp_url);
 	assert_true(c->otlp_gzip);
 	assert_int_equal(c->header_count, 0);
@@ -299,10 +301,12 @@ static void test_headers(void **state)
 
 static void test_empty_unsets(void **state)
 {
-	struct agent_config *c = parse("output_dir =\ncgroup =\nmetrics_listen=\n");
+	struct agent_config *c =
+		parse("output_dir =\ncgroup =\nmetrics_listen=\npprof_labels =\n");
 
 	if (!c)
 		fail_msg("%s", err);
+	assert_int_equal(c->extra_labels, 0);
 	assert_null(c->output_dir);
 	assert_null(c->sampling.opts.cgroup_path);
 	assert_int_equal(c->sampling.opts.filter_mode, LP_FILTER_ALL);

@@ -2,8 +2,9 @@
 /*
  * labelprof top's table (top_view): grouping by one key and by combinations
  * of keys with the "(not set)" bucket, the hottest functions of a row, the
- * default key, and a table that never outgrows its width or its rows
- * (escaping and cutting untrusted bytes: test_fmt).
+ * default key, keys folded into KEY=* and trace ids kept out of the rows,
+ * and a table that never outgrows its width or its rows (escaping and
+ * cutting untrusted bytes: test_fmt).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "format/labelfold.h"
 #include "profile/symprof.h"
 #include "cmd/top_view.h"
 
@@ -111,7 +113,7 @@ static void test_group_by_key(void **state)
 	struct symprof *sp = demo_profile();
 	struct top_view v;
 
-	assert_int_equal(top_view__build(&v, sp, keys, 1), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL), 0);
 	assert_int_equal(v.total, 17);
 	assert_int_equal(v.labelled, 15);
 	assert_int_equal(v.row_count, 3);
@@ -146,7 +148,7 @@ static void test_group_by_combination(void **state)
 	struct top_view v;
 	size_t i;
 
-	assert_int_equal(top_view__build(&v, sp, keys, 2), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 2, NULL), 0);
 	assert_int_equal(v.row_count, 5);
 	/* equal counts in value order; "(not set)" after the values */
 	for (i = 0; i < 5; i++) {
@@ -164,22 +166,22 @@ static void test_no_such_key_and_no_key(void **state)
 	struct symprof *sp = demo_profile();
 	struct top_view v;
 
-	assert_int_equal(top_view__build(&v, sp, keys, 1), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL), 0);
 	assert_int_equal(v.row_count, 1);
 	assert_value(&v, v.rows[0].values[0], NULL);
 	assert_int_equal(v.rows[0].count, 17);
 	top_view__free(&v);
 
-	assert_int_equal(top_view__build(&v, sp, keys, 0), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 0, NULL), 0);
 	assert_int_equal(v.row_count, 1);
 	assert_int_equal(v.rows[0].count, 17);
 	top_view__free(&v);
 
-	assert_int_equal(top_view__build(&v, sp, keys, TOP_MAX_KEYS + 1), -EINVAL);
+	assert_int_equal(top_view__build(&v, sp, keys, TOP_MAX_KEYS + 1, NULL), -EINVAL);
 	symprof__free(sp);
 
 	sp = symprof__new();
-	assert_int_equal(top_view__build(&v, sp, keys, 1), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL), 0);
 	assert_int_equal(v.row_count, 0);
 	assert_int_equal(v.total, 0);
 	top_view__free(&v);
@@ -201,7 +203,7 @@ static void test_hottest_functions(void **state)
 	sample(sp, 1, "four", true, 3, LABELS("k", "v"));
 	/* code inlined into a function is its own */
 	sample(sp, 2, "spin<four", false, 2, LABELS("k", "v"));
-	assert_int_equal(top_view__build(&v, sp, keys, 1), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL), 0);
 	assert_int_equal(v.row_count, 1);
 	assert_int_equal(v.rows[0].count, 20);
 	assert_fn(&v, &v.rows[0].fns[0], "four", 0, 6);
@@ -218,21 +220,21 @@ static void test_common_key(void **state)
 	char id[16];
 	int i;
 
-	assert_int_equal(top_view__common_key(sp, buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(top_view__common_key(sp, NULL, buf, sizeof(buf)), -ENOENT);
 	sample(sp, 1, "f", false, 1, NULL);
-	assert_int_equal(top_view__common_key(sp, buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(top_view__common_key(sp, NULL, buf, sizeof(buf)), -ENOENT);
 	/* every sample sets both: the key with fewer values makes better rows */
 	for (i = 0; i < 10; i++) {
 		snprintf(id, sizeof(id), "req-%d", i);
 		sample(sp, 1, "f", false, 2, LABELS("request_id", id, "tenant", i % 2 ? "a" : "b"));
 	}
-	assert_int_equal(top_view__common_key(sp, buf, sizeof(buf)), 6);
+	assert_int_equal(top_view__common_key(sp, NULL, buf, sizeof(buf)), 6);
 	assert_memory_equal(buf, "tenant", 6);
 	/* set by more samples wins, whatever its values */
 	sample(sp, 1, "f", false, 1, LABELS("request_id", "req-x"));
-	assert_int_equal(top_view__common_key(sp, buf, sizeof(buf)), 10);
+	assert_int_equal(top_view__common_key(sp, NULL, buf, sizeof(buf)), 10);
 	assert_memory_equal(buf, "request_id", 10);
-	assert_int_equal(top_view__common_key(sp, buf, 3), 3);
+	assert_int_equal(top_view__common_key(sp, NULL, buf, 3), 3);
 	assert_memory_equal(buf, "req", 3);
 	symprof__free(sp);
 }
@@ -259,7 +261,7 @@ static void test_print_plain(void **state)
 	char *out;
 
 	sample(sp, 1, "f1", false, 3, LABELS("tenant", "", "endpoint", "/a"));
-	assert_int_equal(top_view__build(&v, sp, keys, 2), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 2, NULL), 0);
 	out = print(&v, &l);
 	assert_string_equal(out, "labelprof top  by tenant,endpoint\n"
 				 "1:02:05 elapsed  interval 1.0 s  99 Hz  refresh 0.0 ms\n"
@@ -291,7 +293,7 @@ static void test_print_fits(void **state)
 	memset(long_fn, 'f', sizeof(long_fn) - 1);
 	long_fn[sizeof(long_fn) - 1] = 0;
 	sample(sp, 1, long_fn, false, 20, LABELS("tenant", long_value, "endpoint", "\n\n\n\n"));
-	assert_int_equal(top_view__build(&v, sp, keys, 2), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 2, NULL), 0);
 	for (l.width = 0; l.width < 200; l.width++) {
 		out = print(&v, &l);
 		lines = 0;
@@ -331,17 +333,77 @@ static void test_print_missing_key(void **state)
 	struct top_view v;
 	char *out;
 
-	assert_int_equal(top_view__build(&v, sp, keys, 2), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 2, NULL), 0);
 	out = print(&v, &l);
 	assert_non_null(strstr(out, "read faults 0\nno sample sets nosuchkey; keys seen: endpoint, "
 				    "tenant\n SHARE"));
 	free(out);
 	top_view__free(&v);
-	assert_int_equal(top_view__build(&v, sp, keys, 1), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL), 0);
 	out = print(&v, &l);
 	assert_null(strstr(out, "no sample sets"));
 	free(out);
 	top_view__free(&v);
+	symprof__free(sp);
+}
+
+/*
+ * A key with more values than the limit is one row "*" beside "(not set)",
+ * and a line says so; the default key is never a trace id nor a folded key
+ * while another fits.
+ */
+static void test_folded_and_trace_keys(void **state)
+{
+	static const struct top_key keys[] = {KEY("request_id"), KEY("tenant")};
+	struct top_layout l = {.width = 120, .max_rows = 10};
+	struct symprof *sp = symprof__new();
+	struct labelfold fold;
+	unsigned char buf[16];
+	struct top_view v;
+	char id[16], *out;
+	int i;
+
+	assert_non_null(sp);
+	for (i = 0; i < 6; i++) {
+		snprintf(id, sizeof(id), "req-%d", i);
+		sample(sp, 1, "f", false, 2,
+		       LABELS("trace_id", id, "request_id", id, "tenant", i % 2 ? "a" : "b"));
+	}
+	sample(sp, 1, "f", false, 4, LABELS("trace_id", "t", "request_id", "req-x"));
+	sample(sp, 1, "g", false, 3, LABELS("tenant", "a"));
+	assert_int_equal(labelfold__init(&fold, sp, 4), 0);
+
+	assert_int_equal(top_view__build(&v, sp, keys, 2, &fold), 0);
+	/* (*, a) 6, (*, b) 6, (*, not set) 4, (not set, a) 3 */
+	assert_int_equal(v.row_count, 4);
+	assert_int_equal(v.rows[0].values[0], TOP_FOLDED);
+	assert_value(&v, v.rows[0].values[1], "a");
+	assert_int_equal(v.rows[1].values[0], TOP_FOLDED);
+	assert_value(&v, v.rows[1].values[1], "b");
+	assert_int_equal(v.rows[2].values[0], TOP_FOLDED);
+	assert_int_equal(v.rows[2].values[1], TOP_UNSET);
+	assert_int_equal(v.rows[3].values[0], TOP_UNSET);
+	assert_int_equal(v.rows[3].count, 3);
+	out = print(&v, &l);
+	assert_non_null(strstr(out, "read faults 0\nrequest_id has 7 values, shown as request_id=* "
+				    "(--max-label-values 4)\n SHARE"));
+	assert_non_null(strstr(out, "\n 31.6%        6  *           a          f 100%\n"));
+	free(out);
+	top_view__free(&v);
+
+	/* trace_id and request_id are set by more samples than tenant (16, 15) */
+	assert_int_equal(top_view__common_key(sp, NULL, buf, sizeof(buf)), 10);
+	assert_memory_equal(buf, "request_id", 10);
+	assert_int_equal(top_view__common_key(sp, &fold, buf, sizeof(buf)), 6);
+	assert_memory_equal(buf, "tenant", 6);
+	labelfold__free(&fold);
+	symprof__free(sp);
+
+	/* only trace ids: nothing to group by */
+	sp = symprof__new();
+	assert_non_null(sp);
+	sample(sp, 1, "f", false, 1, LABELS("span_id", "s"));
+	assert_int_equal(top_view__common_key(sp, NULL, buf, sizeof(buf)), -ENOENT);
 	symprof__free(sp);
 }
 
@@ -356,6 +418,7 @@ int main(void)
 		cmocka_unit_test(test_print_plain),
 		cmocka_unit_test(test_print_fits),
 		cmocka_unit_test(test_print_missing_key),
+		cmocka_unit_test(test_folded_and_trace_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

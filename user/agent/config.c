@@ -64,7 +64,8 @@ static const struct key_def keys[] = {
 	{"max_age", T_DURATION, OFF(max_age_ns), 0, 3650 * DAY, "DURATION",
 	 "Remove files older than this (default 7d; 0: no limit)"},
 	{"pprof_labels", T_LABELS, OFF(extra_labels), 0, 0, "LIST",
-	 "Also label samples with these: pid, tid, comm, thread_name"},
+	 "Also label samples with these: pid, tid, comm, thread_name (default pid,comm; \"\" for "
+	 "none)"},
 	{"otlp_endpoint", T_ENDPOINT, OFF(otlp_url), 0, 0, "URL",
 	 "Push every profile to this OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318)"},
 	{"otlp_gzip", T_BOOL, OFF(otlp_gzip), 0, 0, "BOOL", "Compress requests (default true)"},
@@ -519,6 +520,8 @@ static struct agent_config *config_new(void)
 	c->max_dir_bytes = 1ull << 30;
 	c->max_age_ns = 7 * DAY;
 	c->otlp_gzip = true;
+	/* as record's --pprof-labels: the process survives a round trip through pprof */
+	c->extra_labels = OUTPUT_LABEL_PID | OUTPUT_LABEL_COMM;
 	c->otlp_timeout_ns = 10 * S;
 	c->retry_initial_ns = S;
 	c->retry_max_ns = 60 * S;

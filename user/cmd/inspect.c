@@ -176,7 +176,8 @@ static const char *go_labels_line(const struct tls_file_info *info, char *buf, s
 	return buf;
 }
 
-static void put_file_json(const char *path, const struct tls_file_info *info)
+/* The members of a file's JSON object, after its opening brace: callers close it. */
+static void put_file_json_members(const char *path, const struct tls_file_info *info)
 {
 	struct tls_model model = file_tls_model(info);
 	struct lp_recipe exe;
@@ -208,7 +209,6 @@ static void put_file_json(const char *path, const struct tls_file_info *info)
 		put_str_json(reason);
 		fputs(",\"go\":", stdout);
 		put_str_json(go_labels_line(info, go, sizeof(go)));
-		fputs("}", stdout);
 		return;
 	}
 	printf(",\"reason\":null,\"symbol\":\"%s\",\"symbol_table\":\"%s\",\"symbol_offset\":"
@@ -232,6 +232,11 @@ static void put_file_json(const char *path, const struct tls_file_info *info)
 	}
 	fputs("],\"go\":", stdout);
 	put_str_json(go_labels_line(info, go, sizeof(go)));
+}
+
+static void put_file_json(const char *path, const struct tls_file_info *info)
+{
+	put_file_json_members(path, info);
 	fputs("}", stdout);
 }
 
@@ -383,6 +388,22 @@ static int find_label_library(const char *path, struct linked_library *lib)
 	return ret;
 }
 
+/* The label library in JSON: what the text's "linked label library" line says, or null. */
+static void put_linked_json(const struct linked_library *lib)
+{
+	if (!lib) {
+		fputs("null", stdout);
+		return;
+	}
+	fputs("{\"needed\":", stdout);
+	put_str_json(lib->needed);
+	fputs(",\"path\":", stdout);
+	put_str_json(lib->path);
+	fputs(",\"form\":", stdout);
+	put_str_json(tls__form_name(lib->form));
+	fputs("}", stdout);
+}
+
 static int inspect_file(const struct inspect_env *env)
 {
 	struct tls_file_info info;
@@ -395,19 +416,21 @@ static int inspect_file(const struct inspect_env *env)
 		return 1;
 	}
 	/* labels are often published by a library the file links, not by the file */
-	linked = !env->json && info.form == LP_FORM_NONE && !find_label_library(env->target, &lib);
-	if (env->json)
-		put_file_json(env->target, &info);
-	else
+	linked = info.form == LP_FORM_NONE && !find_label_library(env->target, &lib);
+	if (env->json) {
+		put_file_json_members(env->target, &info);
+		fputs(",\"linked_label_library\":", stdout);
+		put_linked_json(linked ? &lib : NULL);
+		fputs("}\n", stdout);
+	} else {
 		put_file_text(env->target, &info, "");
+	}
 	if (!env->json && linked) {
 		fmt__text_line(stdout, "linked label library: %s (%s): %s", lib.needed, lib.path,
 			       tls__form_name(lib.form));
 		printf("  a process running this file has labels: labelprof inspect PID shows "
 		       "where\n");
 	}
-	if (env->json)
-		putchar('\n');
 	return 0;
 }
 

@@ -25,6 +25,7 @@
 #include "lib/compiler.h"
 #include "cli/cli.h"
 #include "cmd/commands.h"
+#include "format/labelfold.h"
 #include "profile/labelsel.h"
 #include "profile/profile.h"
 #include "sampling/session.h"
@@ -109,6 +110,12 @@ static error_t parse_by(struct top_env *env, char *arg, struct argp_state *state
 		for (i = 0; i < env->key_count; i++)
 			if (env->keys[i].len == len && !memcmp(env->keys[i].bytes, tok, len))
 				argp_error(state, "--by: label key '%s' given twice", tok);
+		/* a row per request: record's pprof and OTLP outputs keep them */
+		if (labelsel__is_trace_key(tok, len))
+			argp_error(state,
+				   "--by: '%s' is a trace or span id, one value per request: "
+				   "record --format otlp or pprof keeps it",
+				   tok);
 		if (env->key_count == TOP_MAX_KEYS)
 			argp_error(state, "--by: at most %d label keys", TOP_MAX_KEYS);
 		env->keys[env->key_count++] = (struct top_key){(const unsigned char *)tok, len};
@@ -303,6 +310,9 @@ static const char *const help_lines[] = {
 	"  h, ?   this help; any key returns",
 	"  q      quit (Ctrl-C too)",
 	"",
+	"A key with more values than --max-label-values (100) in a refresh, a",
+	"request id say, shows as one row KEY=*; trace and span ids are no rows.",
+	"",
 	"On the command line: --by KEY[,KEY...] chooses the rows, --interval the",
 	"refresh, --cumulative shows shares since the start, -p PID and --cgroup",
 	"choose what is sampled (labelprof top --help).",
@@ -384,8 +394,8 @@ static int render(struct top_state *st)
 }
 
 /* The keys of the next view: those asked for, or the most common one once seen. */
-static int view_keys(struct top_state *st, const struct symprof *sp, const struct top_key **keys,
-		     size_t *n)
+static int view_keys(struct top_state *st, const struct symprof *sp,
+		     const struct labelfold *fold, const struct top_key **keys, size_t *n)
 {
 	long len;
 
@@ -394,7 +404,7 @@ static int view_keys(struct top_state *st, const struct symprof *sp, const struc
 	if (*n)
 		return 0;
 	if (!st->have_auto_key) {
-		len = top_view__common_key(sp, st->auto_bytes, sizeof(st->auto_bytes));
+		len = top_view__common_key(sp, fold, st->auto_bytes, sizeof(st->auto_bytes));
 		if (len == -ENOMEM)
 			return -ENOMEM;
 		if (len >= 0) {
@@ -414,6 +424,7 @@ static int refresh(struct top_state *st)
 	const struct top_env *env = st->env;
 	struct symprof_build_opts bo = {.frequency_hz = env->sampling.opts.freq_hz};
 	struct top_view view;
+	struct labelfold fold;
 	struct lp_counters c;
 	const struct top_key *keys;
 	struct profile *p;
@@ -434,9 +445,13 @@ static int refresh(struct top_state *st)
 		profile__free(p);
 	if (!sp)
 		return -ENOMEM;
-	err = view_keys(st, sp, &keys, &n);
+	/* the same folding as report and html, over what this refresh shows */
+	err = labelfold__init(&fold, sp, env->labels.max_values);
 	if (!err)
-		err = top_view__build(&view, sp, keys, n);
+		err = view_keys(st, sp, &fold, &keys, &n);
+	if (!err)
+		err = top_view__build(&view, sp, keys, n, &fold);
+	labelfold__free(&fold);
 	if (err) {
 		symprof__free(sp);
 		return err;

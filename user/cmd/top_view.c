@@ -6,10 +6,13 @@
 #include <string.h>
 
 #include "format/fmt.h"
+#include "format/labelfold.h"
+#include "profile/labelsel.h"
 #include "profile/symprof.h"
 #include "cmd/top_view.h"
 
 #define UNSET_TEXT "(not set)"
+#define FOLDED_TEXT LABELFOLD_VALUE
 #define EMPTY_TEXT "\"\""
 /* Columns the function list keeps when key values are long. */
 #define MIN_FUNCTION_COLS 24
@@ -115,9 +118,11 @@ static int value_cmp(const struct symprof *sp, __u32 a, __u32 b)
 
 	if (a == b)
 		return 0;
-	/* "(not set)" after every value */
+	/* "(not set)" after every value; a folded key has no other value than "*" */
 	if (a == TOP_UNSET || b == TOP_UNSET)
 		return a == TOP_UNSET ? 1 : -1;
+	if (a == TOP_FOLDED || b == TOP_FOLDED)
+		return a == TOP_FOLDED ? -1 : 1;
 	x = symprof__str(sp, a);
 	y = symprof__str(sp, b);
 	return symprof__bytes_cmp(x->bytes, x->len, y->bytes, y->len);
@@ -140,8 +145,21 @@ static int row_cmp(const void *a, const void *b, void *arg)
 	return 0;
 }
 
+/* The distinct values of key when fold folds it, else 0. */
+static __u32 folded_values(const struct labelfold *fold, __u32 key)
+{
+	size_t i;
+
+	if (!fold || key == TOP_UNSET || labelfold__shown(fold, key) != LABEL_FOLDED)
+		return 0;
+	for (i = 0; i < fold->nfolded; i++)
+		if (fold->folded[i].key == key)
+			return fold->folded[i].values;
+	return 0;
+}
+
 int top_view__build(struct top_view *v, const struct symprof *sp, const struct top_key *keys,
-		    size_t n)
+		    size_t n, const struct labelfold *fold)
 {
 	size_t i, k, count = sp->sample_count;
 	__u32 key_ids[TOP_MAX_KEYS], *values = NULL;
@@ -149,12 +167,13 @@ int top_view__build(struct top_view *v, const struct symprof *sp, const struct t
 	struct top_row *row = NULL;
 	struct top_fn fn = {};
 
-	*v = (struct top_view){.sp = sp, .key_count = n};
+	*v = (struct top_view){.sp = sp, .key_count = n, .max_values = fold ? fold->max_values : 0};
 	if (n > TOP_MAX_KEYS)
 		return -EINVAL;
 	for (k = 0; k < n; k++) {
 		v->keys[k] = keys[k];
 		key_ids[k] = find_string(sp, &keys[k]);
+		v->folded_values[k] = folded_values(fold, key_ids[k]);
 	}
 	if (!count)
 		return 0;
@@ -168,8 +187,11 @@ int top_view__build(struct top_view *v, const struct symprof *sp, const struct t
 		const struct sp_sample *s = &sp->samples[i];
 
 		entries[i].values = &values[i * n];
-		for (k = 0; k < n; k++)
+		for (k = 0; k < n; k++) {
 			values[i * n + k] = value_of(sp, s, key_ids[k]);
+			if (v->folded_values[k] && values[i * n + k] != TOP_UNSET)
+				values[i * n + k] = TOP_FOLDED;
+		}
 		entries[i].fn = self_function(sp, s);
 		v->total += s->count;
 		if (s->label_set)
@@ -227,11 +249,27 @@ static int key_value_cmp(const void *a, const void *b)
 	return (x->value > y->value) - (x->value < y->value);
 }
 
-long top_view__common_key(const struct symprof *sp, unsigned char *buf, size_t size)
+/* Whether key a (its cover and values) makes better rows than the best so far. */
+static bool better_key(const struct sp_string *a, bool a_fits, __u64 a_cover, size_t a_values,
+		       const struct sp_string *best, bool best_fits, __u64 best_cover,
+		       size_t best_values)
+{
+	if (!best || a_fits != best_fits)
+		return !best || a_fits;
+	if (a_cover != best_cover)
+		return a_cover > best_cover;
+	if (a_values != best_values)
+		return a_values < best_values;
+	return symprof__bytes_cmp(a->bytes, a->len, best->bytes, best->len) < 0;
+}
+
+long top_view__common_key(const struct symprof *sp, const struct labelfold *fold,
+			  unsigned char *buf, size_t size)
 {
 	const struct sp_string *best = NULL, *key;
 	size_t i, j, n = 0, first, values, best_values = 0;
 	__u64 cover, best_cover = 0;
+	bool fits, best_fits = false;
 	struct key_value *kv;
 
 	for (i = 0; i < sp->sample_count; i++)
@@ -258,17 +296,21 @@ long top_view__common_key(const struct symprof *sp, unsigned char *buf, size_t s
 			values += i == first || kv[i].value != kv[i - 1].value;
 		}
 		key = symprof__str(sp, kv[first].key);
-		if (!best || cover > best_cover ||
-		    (cover == best_cover &&
-		     (values < best_values ||
-		      (values == best_values &&
-		       symprof__bytes_cmp(key->bytes, key->len, best->bytes, best->len) < 0)))) {
+		/* one row per request: what the text views never show (labelfold.h) */
+		if (labelsel__is_trace_key(key->bytes, key->len))
+			continue;
+		fits = !fold || labelfold__shown(fold, kv[first].key) != LABEL_FOLDED;
+		if (better_key(key, fits, cover, values, best, best_fits, best_cover,
+			       best_values)) {
 			best = key;
+			best_fits = fits;
 			best_cover = cover;
 			best_values = values;
 		}
 	}
 	free(kv);
+	if (!best)
+		return -ENOENT;
 	n = best->len < size ? best->len : size;
 	memcpy(buf, best->bytes, n);
 	return n;
@@ -338,16 +380,21 @@ static size_t cell_width(const struct top_view *v, __u32 value)
 
 	if (value == TOP_UNSET)
 		return strlen(UNSET_TEXT);
+	if (value == TOP_FOLDED)
+		return strlen(FOLDED_TEXT);
 	s = symprof__str(v->sp, value);
 	return s->len ? fmt__text_width(s->bytes, s->len, NULL) : strlen(EMPTY_TEXT);
 }
 
 static void put_cell(struct line *ln, const struct top_view *v, __u32 value, size_t width)
 {
-	const struct sp_string *s = value == TOP_UNSET ? NULL : symprof__str(v->sp, value);
+	const struct sp_string *s =
+		value == TOP_UNSET || value == TOP_FOLDED ? NULL : symprof__str(v->sp, value);
 	size_t before = ln->left;
 
-	if (!s) {
+	if (value == TOP_FOLDED) {
+		line_printf(ln, "%.*s", (int)width, FOLDED_TEXT);
+	} else if (!s) {
 		line_sgr(ln, SGR_DIM);
 		line_printf(ln, "%.*s", (int)width, UNSET_TEXT);
 		line_sgr(ln, SGR_RESET);
@@ -426,7 +473,11 @@ static void put_missing_key(struct line *ln, const struct top_view *v, size_t k)
 
 		for (j = 0; j < set->count && n < TOP_SEEN_KEYS; j++) {
 			__u32 key = sp->labels[set->first + j].key;
+			const struct sp_string *bytes = symprof__str(sp, key);
 
+			/* --by does not take them (labelprof top) */
+			if (labelsel__is_trace_key(bytes->bytes, bytes->len))
+				continue;
 			for (m = 0; m < n && seen[m] != key; m++)
 				;
 			if (m == n)
@@ -443,12 +494,38 @@ static void put_missing_key(struct line *ln, const struct top_view *v, size_t k)
 	}
 }
 
+/* The first key whose values are folded into one row, or -1. */
+static long folded_key(const struct top_view *v)
+{
+	size_t k;
+
+	for (k = 0; k < v->key_count; k++)
+		if (v->folded_values[k])
+			return k;
+	return -1;
+}
+
+/* As the other text views say it (labelfold__describe), with the other folded keys counted. */
+static void put_folded_key(struct line *ln, const struct top_view *v, size_t k)
+{
+	size_t others = 0, i;
+
+	for (i = k + 1; i < v->key_count; i++)
+		others += !!v->folded_values[i];
+	line_text(ln, v->keys[k].bytes, v->keys[k].len, ln->left);
+	line_printf(ln, " has %u values, shown as ", v->folded_values[k]);
+	line_text(ln, v->keys[k].bytes, v->keys[k].len, ln->left);
+	line_printf(ln, "=" FOLDED_TEXT " (--max-label-values %u)", v->max_values);
+	if (others)
+		line_printf(ln, "; %zu more key%s folded", others, others > 1 ? "s" : "");
+}
+
 static void print_header(FILE *f, const struct top_view *v, const struct top_status *st,
 			 const struct top_layout *l)
 {
 	unsigned long long secs = st->elapsed_s;
 	struct line ln;
-	long missing;
+	long missing, folded;
 	size_t k;
 
 	/* three lines, each within 80 columns: what a default terminal shows whole */
@@ -482,10 +559,16 @@ static void print_header(FILE *f, const struct top_view *v, const struct top_sta
 		    v->total ? 100.0 * v->labelled / v->total : 0.0,
 		    (unsigned long long)st->ringbuf_drops, (unsigned long long)st->read_faults);
 	line_end(&ln);
+	/* one line, on a screen the blank one: what the user can act on first */
 	missing = missing_key(v);
+	folded = folded_key(v);
 	if (missing >= 0) {
 		line_start(&ln, f, l);
 		put_missing_key(&ln, v, missing);
+		line_end(&ln);
+	} else if (folded >= 0) {
+		line_start(&ln, f, l);
+		put_folded_key(&ln, v, folded);
 		line_end(&ln);
 	} else if (l->erase) {
 		/* on a screen only: piped snapshots are told apart by blank lines */

@@ -18,10 +18,12 @@
 #include <linux/types.h>
 
 struct symprof;
+struct labelfold;
 
 #define TOP_MAX_KEYS  8
 #define TOP_FUNCTIONS 3
 #define TOP_UNSET     ((__u32)-1) /* a row's value for a key its samples do not set */
+#define TOP_FOLDED    ((__u32)-2) /* every value of a folded key (shown as KEY=*) */
 
 enum top_fn_flags {
 	TOP_FN_KERNEL = 1 << 0,	  /* the leaf frame is in the kernel */
@@ -41,7 +43,7 @@ struct top_fn {
 };
 
 struct top_row {
-	__u32 values[TOP_MAX_KEYS]; /* string ids in the symprof; TOP_UNSET: not set */
+	__u32 values[TOP_MAX_KEYS]; /* string ids in the symprof; TOP_UNSET, TOP_FOLDED */
 	__u64 count;
 	struct top_fn fns[TOP_FUNCTIONS]; /* most samples first; count 0: none */
 };
@@ -50,6 +52,8 @@ struct top_view {
 	const struct symprof *sp; /* rows point into it: keep it until top_view__free */
 	struct top_key keys[TOP_MAX_KEYS];
 	size_t key_count;
+	__u32 folded_values[TOP_MAX_KEYS]; /* distinct values of a folded key; 0: not folded */
+	unsigned int max_values;	   /* the folding limit (--max-label-values) */
 	struct top_row *rows; /* most samples first; equal counts by value bytes */
 	size_t row_count;
 	__u64 total;	/* samples */
@@ -58,20 +62,25 @@ struct top_view {
 
 /*
  * Groups the samples of sp by the values of keys (n of them, at most
- * TOP_MAX_KEYS; n == 0 makes one row of every sample). The key bytes must
- * outlive the view. Returns 0, -EINVAL or -ENOMEM.
+ * TOP_MAX_KEYS; n == 0 makes one row of every sample). A key that fold
+ * (made from sp; NULL: none) folds has one row for all its values, as the
+ * other text views show it (format/labelfold.h). The key bytes must outlive
+ * the view. Returns 0, -EINVAL or -ENOMEM.
  */
 int top_view__build(struct top_view *v, const struct symprof *sp, const struct top_key *keys,
-		    size_t n);
+		    size_t n, const struct labelfold *fold);
 void top_view__free(struct top_view *v);
 
 /*
- * The key to group by when none was chosen: the one set by the most samples;
- * of keys set equally often, the one with the fewest values (a request id
- * makes a poor row), then the lowest bytes. Copies it into buf (truncated to
- * size bytes) and returns its length; -ENOENT if no sample has labels, -ENOMEM.
+ * The key to group by when none was chosen: never a trace or span id; a key
+ * fold (NULL: none) does not fold before one it folds; then the one set by
+ * the most samples; of keys set equally often, the one with the fewest
+ * values (a request id makes a poor row), then the lowest bytes. Copies it
+ * into buf (truncated to size bytes) and returns its length; -ENOENT if no
+ * sample has a label it could choose, -ENOMEM.
  */
-long top_view__common_key(const struct symprof *sp, unsigned char *buf, size_t size);
+long top_view__common_key(const struct symprof *sp, const struct labelfold *fold,
+			  unsigned char *buf, size_t size);
 
 /* What the header says besides what the view holds. */
 struct top_status {

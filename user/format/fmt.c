@@ -87,6 +87,19 @@ void fmt__json_label_sources(FILE *f, const struct profile_label *labels, size_t
 	putc_unlocked('}', f);
 }
 
+__u32 fmt__label_source_of_unit(const char *unit)
+{
+	size_t prefix = strlen(FMT_LABEL_SOURCE_UNIT);
+	__u32 source;
+
+	if (strncmp(unit, FMT_LABEL_SOURCE_UNIT, prefix))
+		return LP_SRC_CUSTOM_LABELS;
+	for (source = LP_SRC_OTEL_THREAD; source <= LP_SRC_OTEL_PROCESS; source++)
+		if (!strcmp(unit + prefix, fmt__label_source_name(source)))
+			return source;
+	return LP_SRC_CUSTOM_LABELS;
+}
+
 static const char *const status_names[32] = {
 	[0] = "no_recipe",  [1] = "labels_read",     [2] = "read_fault",   [3] = "truncated",
 	[4] = "malformed",  [5] = "dtv_unallocated", [6] = "kstack_error", [7] = "ustack_error",

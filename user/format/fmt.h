@@ -25,6 +25,13 @@ void fmt__json_bytes(FILE *f, const void *p, size_t n);
 void fmt__json_labels(FILE *f, const struct profile_label *labels, size_t n);
 /* "custom_labels", "otel_thread", "go_pprof", "otel_process" (enum lp_label_source). */
 const char *fmt__label_source_name(__u32 source);
+
+/*
+ * The source a unit of a pprof label or OTLP attribute names (FMT_LABEL_SOURCE_UNIT
+ * then a name above); LP_SRC_CUSTOM_LABELS for any other unit, none included.
+ */
+#define FMT_LABEL_SOURCE_UNIT "labelprof.source."
+__u32 fmt__label_source_of_unit(const char *unit);
 /* {KEY: SOURCE} for the labels that do not come from custom labels. */
 void fmt__json_label_sources(FILE *f, const struct profile_label *labels, size_t n);
 

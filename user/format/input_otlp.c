@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/fmt.h"
 #include "format/input.h"
 #include "format/otlp.h"
 #include "format/pb.h"
@@ -34,6 +35,7 @@ struct attr {
 	bool done;
 	enum attr_kind kind;
 	__u32 key, value;
+	__u32 source; /* of a label: its unit (output_otlp.c's source_unit) */
 };
 
 struct reader {
@@ -287,6 +289,7 @@ static const struct attr *attr_get(struct reader *r, int32_t i)
 		at->kind = ATTR_LABEL;
 		at->key = string_id(r, a->key_strindex);
 		at->value = any_text_id(r, a->value);
+		at->source = fmt__label_source_of_unit(str(r, a->unit_strindex));
 	}
 	return at;
 }
@@ -580,8 +583,7 @@ static int convert_profile(struct reader *r, const otlp_resource_profiles *rp,
 
 			switch (a->kind) {
 			case ATTR_LABEL:
-				r->labels[n++] =
-					(struct sp_label){a->key, a->value, LP_SRC_CUSTOM_LABELS};
+				r->labels[n++] = (struct sp_label){a->key, a->value, a->source};
 				break;
 			case ATTR_THREAD_ID:
 				out.tid = a->value;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/fmt.h"
 #include "format/input.h"
 #include "format/output.h"
 #include "format/pb.h"
@@ -464,7 +465,12 @@ static int read_labels(struct reader *r, size_t i, const pb_sample *s, struct sp
 			thread_name_seen = true;
 			continue;
 		}
-		labels[n++] = (struct sp_label){key, value, LP_SRC_CUSTOM_LABELS};
+		/* the source a labelprof profile gives in num_unit (output.h) */
+		labels[n++] = (struct sp_label){
+			key, value,
+			l->str ? fmt__label_source_of_unit(
+					 (const char *)symprof__str(r->sp, unit)->bytes)
+			       : LP_SRC_CUSTOM_LABELS};
 	}
 	out->label_set = symprof__label_set(r->sp, labels, n);
 	return 0;

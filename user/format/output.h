@@ -130,6 +130,13 @@ int output__write_report(FILE *f, const struct symprof *sp, const struct output_
  * recompute it from the mapping: address - memory_start + file_offset) and
  * function_offset. A label whose value is empty has str = 0, which Go tools
  * do not show.
+ *
+ * A label's source (docs/design.md section 1), when not custom labels, is
+ * its num_unit: FMT_LABEL_SOURCE_UNIT and the source's name (fmt.h). Go
+ * tools read num_unit for numeric labels only, so it shows nowhere (a label
+ * or comment per sample would be one more tag in -tags and the tag filters,
+ * and a key can come from several sources); an empty value has none, as
+ * str = 0 with a unit would read as the number 0.
  */
 #define OUTPUT_PPROF_EXTRA_LABELS "labelprof extra labels: "
 #define OUTPUT_PPROF_NO_STACK	  "[no stack]"

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "lib/hash.h"
+#include "format/fmt.h"
 #include "format/otlp.h"
 #include "format/output.h"
 #include "format/pb.h"
@@ -223,8 +224,11 @@ out_free:
 	return w->err ? 0 : id;
 }
 
-/* A new attribute key = value (taking value) in the attribute table. */
-static __u32 attribute_add(struct writer *w, __u32 key, otlp_any_value *value)
+/*
+ * A new attribute key = value (taking value) with a unit (string index; 0:
+ * none) in the attribute table.
+ */
+static __u32 attribute_add_unit(struct writer *w, __u32 key, otlp_any_value *value, __u32 unit)
 {
 	otlp_attribute *a = msg_new(w, &PROF(key_value_and_unit));
 
@@ -234,7 +238,14 @@ static __u32 attribute_add(struct writer *w, __u32 key, otlp_any_value *value)
 	}
 	a->key_strindex = key;
 	a->value = value;
+	a->unit_strindex = unit;
 	return table_add(w, &w->tab[TAB_ATTRIBUTE], MSG(a));
+}
+
+/* A new attribute key = value (taking value) in the attribute table. */
+static __u32 attribute_add(struct writer *w, __u32 key, otlp_any_value *value)
+{
+	return attribute_add_unit(w, key, value, 0);
 }
 
 static otlp_any_value *string_value(struct writer *w, const void *bytes, size_t n)
@@ -414,6 +425,21 @@ static __u32 link_index(struct writer *w, const struct otlp_trace_link *tl)
 	return table_add(w, &w->tab[TAB_LINK], MSG(pl));
 }
 
+/*
+ * The unit saying an attribute comes from source (docs/design.md section 1),
+ * as in pprof (output.h): invisible to what reads string attributes, and
+ * per label rather than one more attribute per sample; 0 for custom labels.
+ */
+static __u32 source_unit(struct writer *w, __u32 source)
+{
+	char unit[64];
+
+	if (source == LP_SRC_CUSTOM_LABELS)
+		return 0;
+	snprintf(unit, sizeof(unit), FMT_LABEL_SOURCE_UNIT "%s", fmt__label_source_name(source));
+	return cstring_index(w, unit);
+}
+
 /* The attributes and link of label set id, computed once. */
 static const struct set_info *set_info(struct writer *w, __u32 id)
 {
@@ -449,8 +475,9 @@ static const struct set_info *set_info(struct writer *w, __u32 id)
 			continue;
 		si->has_thread_id |= sp_string__is(k, OTLP_THREAD_ID);
 		si->has_thread_name |= sp_string__is(k, OTLP_THREAD_NAME);
-		w->set_attrs[w->set_attrs_len++] = attribute_add(
-			w, sp_string_index(w, labels[i].key), string_value(w, v->bytes, v->len));
+		w->set_attrs[w->set_attrs_len++] = attribute_add_unit(
+			w, sp_string_index(w, labels[i].key), string_value(w, v->bytes, v->len),
+			source_unit(w, labels[i].source));
 	}
 	si->count = w->set_attrs_len - si->first;
 	si->done = true;

@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "lib/compiler.h"
+#include "format/fmt.h"
 #include "format/output.h"
 #include "format/pb.h"
 #include "profile/symprof.h"
@@ -47,6 +48,7 @@ struct writer {
 	 */
 	struct symprof *out;
 	__u32 *str_ids;	    /* sp string id -> string_table index; 0: not mapped yet */
+	__u32 source_units[LP_SRC_OTEL_PROCESS + 1]; /* string_table index; 0: not yet */
 	unsigned char *esc; /* scratch: escaped strings, hex build ids */
 	size_t esc_cap;
 };
@@ -200,6 +202,21 @@ static int merge_samples(struct writer *w)
 	return 0;
 }
 
+/* The num_unit saying a label comes from source (output.h); 0 for custom labels. */
+static __u32 source_unit(struct writer *w, __u32 source)
+{
+	char unit[64];
+
+	if (source == LP_SRC_CUSTOM_LABELS || source >= ARRAY_SIZE(w->source_units))
+		return 0;
+	if (!w->source_units[source]) {
+		snprintf(unit, sizeof(unit), FMT_LABEL_SOURCE_UNIT "%s",
+			 fmt__label_source_name(source));
+		w->source_units[source] = put_cstring(w, unit);
+	}
+	return w->source_units[source];
+}
+
 /*
  * Extra labels first, comm and thread_name even when empty: a reader takes the
  * first of each as the field, and a custom label of the same name follows.
@@ -229,8 +246,13 @@ static size_t sample_labels(struct writer *w, const struct sp_sample *s, pb_labe
 		l[n++].str = put_string(w, s->comm);
 	}
 	for (i = 0; i < r->count; i++) {
-		l[n].key = put_string(w, sp->labels[r->first + i].key);
-		l[n++].str = put_string(w, sp->labels[r->first + i].value);
+		const struct sp_label *label = &sp->labels[r->first + i];
+
+		l[n].key = put_string(w, label->key);
+		l[n].str = put_string(w, label->value);
+		if (l[n].str)
+			l[n].num_unit = source_unit(w, label->source);
+		n++;
 	}
 	return n;
 }
