@@ -3,6 +3,7 @@ sampled: a process that loads its label library late (dlopen) is not told it
 publishes no labels, and one that publishes only an OpenTelemetry process
 context (OTEP 4719: resource attributes, no thread labels) is told that."""
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -50,9 +51,24 @@ PROCESS_CONTEXT_ONLY = textwrap.dedent("""
 """)
 
 
+def python_loading(lib):
+    """python3 made able to dlopen lib: a sanitized build's library needs its
+    sanitizer runtimes loaded first (python leaks by design: no leak check)."""
+    out = subprocess.run(["readelf", "-d", str(lib)], capture_output=True, text=True,
+                         check=True).stdout
+    runtimes = [n for n in re.findall(r"\(NEEDED\).*\[(.+)\]", out)
+                if n.startswith(("libasan", "libubsan"))]
+    if not runtimes:
+        return [sys.executable]
+    paths = [subprocess.run(["gcc", f"-print-file-name={n}"], capture_output=True, text=True,
+                            check=True).stdout.strip() for n in runtimes]
+    return ["env", "LD_PRELOAD=" + " ".join(paths), "ASAN_OPTIONS=detect_leaks=0",
+            sys.executable]
+
+
 def test_late_label_library_is_no_false_warning(tmp_path):
     out = tmp_path / "late.json"
-    with started([sys.executable, "-c", LATE_LIBRARY]) as wl:
+    with started([*python_loading(LIB), "-c", LATE_LIBRARY]) as wl:
         rec = subprocess.Popen([str(LABELPROF), "record", "-p", str(wl.pid), "-d", "3", "-o",
                                 str(out)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)
