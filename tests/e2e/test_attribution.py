@@ -93,10 +93,11 @@ def test_attribution_pid(request, tmp_path, variant):
 def test_attribution_command(request, tmp_path, variant):
     """labelprof -- COMMAND: the workload is profiled from its first instruction.
     It sets itself up (the dlopen builds load the library then) and waits a
-    moment before its threads start switching labels."""
+    moment before its threads start switching labels: the time labelprof takes to
+    inspect a process whose mappings changed, a second even in a sanitized build."""
     report_path = tmp_path / "groundtruth.json"
     argv = groundtruth_argv(variant, report_path) + ["--duration", DURATION,
-                                                     "--start-delay-ms", "300"]
+                                                     "--start-delay-ms", "1000"]
     rec = record(tmp_path, "--", *argv)
     report = load_json(report_path)
     check_groundtruth(request, rec, report)
