@@ -243,6 +243,15 @@ class Workload:
         self.pid = proc.pid
         self.stderr = ""
 
+    def stop(self, timeout=60):
+        """Closes its stdin (workloads run with -w stop then) and waits for it."""
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
 
 @contextlib.contextmanager
 def started(argv, ready_timeout=30, stop_timeout=60):
@@ -267,12 +276,7 @@ def started(argv, ready_timeout=30, stop_timeout=60):
             seen += chunk
         yield wl
     finally:
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=stop_timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        wl.stop(stop_timeout)
         wl.stderr = (seen + proc.stderr.read()).decode("utf-8", "replace")
         proc.stderr.close()
 

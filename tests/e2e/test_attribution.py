@@ -110,7 +110,7 @@ def test_target_exits(request, tmp_path):
     with started(groundtruth_argv("v1-lib", report_path) + ["--wait-stdin"]) as wl:
         with recording(tmp_path, "-p", wl.pid) as rec:
             time.sleep(DURATION)
-            wl.proc.stdin.close()
+            wl.stop()
             stopped = rec.wait(timeout=20)
     check_exit(wl)
     assert stopped, "labelprof kept recording after its target exited"

@@ -7,11 +7,12 @@ import os
 import pathlib
 import subprocess
 import tempfile
+import time
 
 import pytest
 
-from conftest import (LABELPROF, count, flags_of, in_function, labels_of, record, started,
-                      workload)
+from conftest import (LABELPROF, count, flags_of, in_function, labels_of, record, recording,
+                      started, workload)
 
 BURN_SETS = [f"burn_set_{k}" for k in range(8)]
 
@@ -136,15 +137,25 @@ def test_ringbuf_overflow_is_counted_exactly(tmp_path):
 def test_zombie_target_ends_recording(tmp_path):
     """A -p target that exits and is never reaped stays a zombie: labelprof
     still stops, and writes what it sampled."""
-    child = subprocess.Popen([workload("groundtruth-v1-lib"), "--duration", "1", "--output",
-                              tmp_path / "gt.json"], stdin=subprocess.DEVNULL,
+    child = subprocess.Popen(groundtruth(tmp_path / "gt.json"), stdin=subprocess.PIPE,
                              stderr=subprocess.DEVNULL)
     try:
-        rec = record(tmp_path, "-p", child.pid, duration=30, timeout=60)
-        assert rec.profile.duration_ns < 10e9, "kept recording after the target died"
+        with recording(tmp_path, "-p", child.pid) as rec:
+            time.sleep(1)
+            child.stdin.close()
+            stopped = rec.wait(timeout=30)
+            state = process_state(child.pid)
+        assert state == "Z", f"the target should be an unreaped zombie, is {state!r}"
+        assert stopped, "kept recording after the target died"
         assert any(labels_of(s) for s in rec.profile.of_pids(child.pid))
     finally:
         child.wait()
+
+
+def process_state(pid):
+    """The state letter of /proc/PID/stat (after the parenthesised comm)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
 
 
 def test_all_with_command_samples_everything(tmp_path):
