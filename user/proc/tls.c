@@ -38,7 +38,7 @@
 /* ---- cache ---------------------------------------------------------------- */
 
 struct cache_entry {
-	struct list lru;  /* most recent first */
+	struct list lru;   /* most recent first */
 	uint64_t dev, ino; /* key, as in /proc/PID/maps */
 	/* What the file looked like when inspected. */
 	uint64_t st_dev, st_ino, st_size;

@@ -23,7 +23,7 @@ struct otel_proc {
 };
 
 struct otel_labels {
-	struct pairmap procs; /* pid -> otel_proc */
+	struct pairmap procs;  /* pid -> otel_proc */
 	struct otel_proc *cur; /* the process of the record being resolved */
 	/* Hex ids of the record being resolved (extra starts a record). */
 	char trace_hex[2 * LP_OTEL_TRACE_ID_LEN];

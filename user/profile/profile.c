@@ -306,7 +306,8 @@ static int lset_intern(struct profile *p, const struct dlabel *labels, size_t n,
 	}
 	s = &p->lsets[p->nr_lsets];
 	*s = (struct lset){copy, (unsigned char *)(copy + n), key.len, n};
-	hashmap__set(&p->lset_tab, hashmap__find(&p->lset_tab, h, lset_eq, p, &key), h, p->nr_lsets);
+	hashmap__set(&p->lset_tab, hashmap__find(&p->lset_tab, h, lset_eq, p, &key), h,
+		     p->nr_lsets);
 	*id = p->nr_lsets++;
 	return 0;
 }
@@ -381,8 +382,8 @@ static int entry_add(struct profile *p, struct entry *k, __u32 status, bool *cre
 		if (p->bytes > 2 * p->max_bytes)
 			return -ENOSPC;
 		if (map_reserve(p, &p->entry_tab) ||
-		    reserve(p, &p->entries, &p->cap_entries, p->nr_entries + 1,
-			    sizeof(*p->entries), 256))
+		    reserve(p, &p->entries, &p->cap_entries, p->nr_entries + 1, sizeof(*p->entries),
+			    256))
 			return -ENOMEM;
 		slot = hashmap__find(&p->entry_tab, h, entry_eq, p, k);
 		p->entries[p->nr_entries] = *k;
@@ -400,7 +401,8 @@ static int entry_add(struct profile *p, struct entry *k, __u32 status, bool *cre
 
 static int reserve_scratch(struct profile *p, size_t count)
 {
-	return reserve(p, &p->scratch, &p->cap_scratch, count, sizeof(*p->scratch), 0) ? -ENOMEM : 0;
+	return reserve(p, &p->scratch, &p->cap_scratch, count, sizeof(*p->scratch), 0) ? -ENOMEM
+										       : 0;
 }
 
 /*

@@ -165,7 +165,8 @@ static bool string_eq(const void *ctx, __u32 id, const void *key)
 }
 
 /* A stack's locations or a label set's labels: a range of an array. */
-static bool range_eq(const struct sp_range *r, const void *arr, size_t elem, const struct bytes_key *k)
+static bool range_eq(const struct sp_range *r, const void *arr, size_t elem,
+		     const struct bytes_key *k)
 {
 	return r->count == k->n && !memcmp((const char *)arr + r->first * elem, k->p, k->n * elem);
 }
@@ -536,7 +537,6 @@ int symprof__filter_labels(struct symprof *sp, symprof_key_fn keep, void *ctx)
 	free(map);
 	return sp->error;
 }
-
 
 int symprof__set_process(struct symprof *sp, const struct sp_process *proc)
 {
