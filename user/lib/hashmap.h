@@ -28,6 +28,14 @@ struct hashmap {
 	size_t count;
 };
 
+/* A hash of an integer key (a pid, an id), its bits mixed into the low ones a slot keeps. */
+static inline __u64 hashmap__hash_u64(__u64 key)
+{
+	__u64 h = key * 0x9e3779b97f4a7c15ull;
+
+	return h ^ (h >> 32);
+}
+
 /* Whether item id is the one key stands for. */
 typedef bool (*hashmap_eq_fn)(const void *ctx, __u32 id, const void *key);
 

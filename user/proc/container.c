@@ -259,13 +259,6 @@ void container_cache__free(struct container_cache *c)
 	free(c);
 }
 
-static __u64 pid_hash(pid_t pid)
-{
-	__u64 h = (__u64)(__u32)pid * 0x9e3779b97f4a7c15ull;
-
-	return h ^ (h >> 32);
-}
-
 static bool pid_eq(const void *ctx, __u32 id, const void *key)
 {
 	return ((const struct container_cache *)ctx)->entries[id].pid == *(const pid_t *)key;
@@ -275,7 +268,7 @@ const struct container_info *container_cache__get(struct container_cache *c, pid
 {
 	struct hashmap_slot *s;
 	struct cache_entry *e;
-	__u64 h = pid_hash(pid);
+	__u64 h = hashmap__hash_u64((__u32)pid);
 	__u32 id;
 
 	if (pid <= 0) {
@@ -320,12 +313,13 @@ int container_cache__sweep(struct container_cache *c)
 	/* the index is built anew, to the size of what is left */
 	hashmap__free(&c->index);
 	for (i = 0; i < n && !err; i++) {
-		__u64 h = pid_hash(c->entries[i].pid);
+		__u64 h = hashmap__hash_u64((__u32)c->entries[i].pid);
 
 		err = hashmap__reserve(&c->index, 0);
 		if (!err)
 			hashmap__set(&c->index,
-				     hashmap__find(&c->index, h, pid_eq, c, &c->entries[i].pid), h, i);
+				     hashmap__find(&c->index, h, pid_eq, c, &c->entries[i].pid), h,
+				     i);
 	}
 	/* an index that could not be built forgets every entry */
 	if (err) {
