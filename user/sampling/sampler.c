@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "labelprof.skel.h"
+#include "lib/array.h"
 #include "lib/compiler.h"
 #include "lib/msg.h"
 #include "sampling/sampler.h"
@@ -179,10 +180,10 @@ int sampler_opts__check(const struct sampler_opts *o, enum sampler_opt *bad, cha
 		       : o->max_key_len != LP_DEFAULT_MAX_KEY_LEN   ? SAMPLER_OPT_MAX_KEY_LEN
 								    : SAMPLER_OPT_MAX_LABELS;
 		msg__set(err, err_len,
-			"labels x (4 + key + value) must be at most %d bytes: %u x (4 + %u + %u) "
-			"is %zu",
-			LP_MAX_LABEL_BYTES, o->max_labels, o->max_key_len, o->max_value_len,
-			label_bytes);
+			 "labels x (4 + key + value) must be at most %d bytes: %u x (4 + %u + %u) "
+			 "is %zu",
+			 LP_MAX_LABEL_BYTES, o->max_labels, o->max_key_len, o->max_value_len,
+			 label_bytes);
 		return -EINVAL;
 	}
 	*bad = SAMPLER_OPT_NONE;
@@ -245,16 +246,16 @@ static int open_cgroup(struct sampler *s, const char *path, char *err, size_t er
 
 	if (fd < 0) {
 		msg__set(err, err_len,
-			"cgroup %s: %s (give a cgroup v2 directory, e.g. "
-			"/sys/fs/cgroup/system.slice/foo.service)",
-			path, strerror(errno));
+			 "cgroup %s: %s (give a cgroup v2 directory, e.g. "
+			 "/sys/fs/cgroup/system.slice/foo.service)",
+			 path, strerror(errno));
 		return -errno;
 	}
 	s->cgroup_fd = fd;
 	if (bpf_map__update_elem(s->skel->maps.cgroup_filter, &zero, sizeof(zero), &fd, sizeof(fd),
 				 BPF_ANY)) {
 		msg__set(err, err_len, "cgroup %s: not a cgroup v2 directory (%s)", path,
-			strerror(errno));
+			 strerror(errno));
 		return -errno;
 	}
 	return 0;
@@ -289,9 +290,9 @@ static int attach_perf_events(struct sampler *s, unsigned int freq_hz, char *err
 	}
 	if (last_errno || !s->nattached) {
 		msg__set(err, err_len,
-			"cannot open a cpu-clock perf event on CPU %d: %s (check "
-			"/proc/sys/kernel/perf_event_paranoid and CONFIG_PERF_EVENTS)",
-			cpu, strerror(last_errno ? last_errno : ENODEV));
+			 "cannot open a cpu-clock perf event on CPU %d: %s (check "
+			 "/proc/sys/kernel/perf_event_paranoid and CONFIG_PERF_EVENTS)",
+			 cpu, strerror(last_errno ? last_errno : ENODEV));
 		return -(last_errno ? last_errno : ENODEV);
 	}
 	return 0;
@@ -303,18 +304,18 @@ int sampler__check_system(char *err, size_t err_len)
 
 	if (missing) {
 		msg__set(err, err_len,
-			"not enough privileges: %s is missing (run as root, or grant CAP_BPF, "
-			"CAP_PERFMON and CAP_SYS_PTRACE; a service also wants CAP_DAC_READ_SEARCH "
-			"for other users' files, CAP_SYSLOG for kernel symbols and "
-			"CAP_CHECKPOINT_RESTORE for deleted files)",
-			missing);
+			 "not enough privileges: %s is missing (run as root, or grant CAP_BPF, "
+			 "CAP_PERFMON and CAP_SYS_PTRACE; a service also wants CAP_DAC_READ_SEARCH "
+			 "for other users' files, CAP_SYSLOG for kernel symbols and "
+			 "CAP_CHECKPOINT_RESTORE for deleted files)",
+			 missing);
 		return -EPERM;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		msg__set(err, err_len,
-			"this kernel has no BTF (/sys/kernel/btf/vmlinux: %s); "
-			"labelprof needs CONFIG_DEBUG_INFO_BTF=y",
-			strerror(errno));
+			 "this kernel has no BTF (/sys/kernel/btf/vmlinux: %s); "
+			 "labelprof needs CONFIG_DEBUG_INFO_BTF=y",
+			 strerror(errno));
 		return -ENOTSUP;
 	}
 	return 0;
@@ -373,9 +374,9 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 	e = labelprof_bpf__load(s->skel);
 	if (e) {
 		msg__set(err, err_len,
-			"cannot load the BPF program: %s (kernel 5.17+ with BTF, ring buffers and "
-			"bpf_loop is needed; run with -v for the verifier's log)",
-			strerror(-e));
+			 "cannot load the BPF program: %s (kernel 5.17+ with BTF, ring buffers and "
+			 "bpf_loop is needed; run with -v for the verifier's log)",
+			 strerror(-e));
 		goto out_close;
 	}
 	if (o->filter_mode == LP_FILTER_CGROUP && open_cgroup(s, o->cgroup_path, err, err_len))
@@ -384,7 +385,7 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 		if (bpf_map__update_elem(s->skel->maps.pid_filter, &o->pids[i], sizeof(__u32), &one,
 					 sizeof(one), BPF_ANY)) {
 			msg__set(err, err_len, "cannot add pid %d to the filter: %s", o->pids[i],
-				strerror(errno));
+				 strerror(errno));
 			goto out_close;
 		}
 	}
@@ -396,7 +397,8 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 	}
 	/* lifecycle programs first, so no exec or exit is missed once sampling starts */
 	if (labelprof_bpf__attach(s->skel)) {
-		msg__set(err, err_len,
+		msg__set(
+			err, err_len,
 			"cannot attach the process lifecycle programs (BTF tracepoints "
 			"sched_process_exec, _fork, _exit): %s (run with -v for libbpf's messages)",
 			strerror(errno));
@@ -573,7 +575,6 @@ static int read_all(int fd, char **buf, size_t *len)
 {
 	size_t cap = 0;
 	ssize_t n;
-	char *tmp;
 
 	*buf = NULL;
 	*len = 0;
@@ -581,11 +582,8 @@ static int read_all(int fd, char **buf, size_t *len)
 		if (*len == cap) {
 			if (cap >= READ_THREADS_MAX_BYTES)
 				return -E2BIG;
-			cap = cap ? 2 * cap : LP_SCRATCH_SIZE;
-			tmp = realloc(*buf, cap);
-			if (!tmp)
+			if (ARRAY_RESERVE_MIN(*buf, cap, cap + 1, LP_SCRATCH_SIZE))
 				return -ENOMEM;
-			*buf = tmp;
 		}
 		n = read(fd, *buf + *len, cap - *len);
 		if (n < 0 && errno == EINTR)
@@ -636,7 +634,8 @@ int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, s
 	bpf_map__set_max_entries(skel->maps.events, round_pow2(getpagesize()));
 	ret = labelprof_bpf__load(skel);
 	if (ret) {
-		msg__set(err, err_len,
+		msg__set(
+			err, err_len,
 			"cannot load the BPF task iterator: %s (kernel 6.1+ with BTF and sleepable "
 			"iterators is needed; run with -v for the verifier's log)",
 			strerror(-ret));
@@ -645,7 +644,7 @@ int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, s
 	if (bpf_map__update_elem(skel->maps.recipes, &tgid, sizeof(tgid), r, sizeof(*r), BPF_ANY)) {
 		ret = -errno;
 		msg__set(err, err_len, "cannot install the recipe of pid %u: %s", tgid,
-			strerror(errno));
+			 strerror(errno));
 		goto out_destroy;
 	}
 	/* only the threads of tgid are walked */
@@ -656,7 +655,7 @@ int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, s
 	if (!link) {
 		ret = -errno;
 		msg__set(err, err_len, "cannot attach the task iterator to pid %u: %s", tgid,
-			strerror(errno));
+			 strerror(errno));
 		goto out_destroy;
 	}
 	iter_fd = bpf_iter_create(bpf_link__fd(link));
