@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "format/output.h"
+#include "lib/compiler.h"
 #include "profile/symprof.h"
 
 #define PERIOD	   (1000000000ull / 99)
@@ -83,13 +84,18 @@ static inline void fixture_tables(struct symprof *sp, __u32 libc_file, struct fi
 	__u32 frames[4];
 	struct sp_label plain[] = {{S(sp, "tenant"), S(sp, "acme"), LP_SRC_CUSTOM_LABELS},
 				   {S(sp, "endpoint"), S(sp, "/checkout"), LP_SRC_CUSTOM_LABELS}};
-	/* NULs, bytes that are not UTF-8, a backslash escape look-alike, an empty value */
+	/*
+	 * NULs, bytes that are not UTF-8, a backslash escape look-alike, empty
+	 * values, of custom labels and of another source
+	 */
 	struct sp_label hostile[] = {
 		{S(sp, "bin\0key"), S(sp, "\xff\xfe\0v"), LP_SRC_CUSTOM_LABELS},
 		{S(sp, "k"), S(sp, "a\\x41\\"), LP_SRC_CUSTOM_LABELS},
 		{S(sp, "ключ"), S(sp, "значение 🚀"), LP_SRC_CUSTOM_LABELS},
 		{S(sp, "ctl"), S(sp, "line\nnext\t\x7f"), LP_SRC_CUSTOM_LABELS},
-		{S(sp, "empty"), 0, LP_SRC_CUSTOM_LABELS}};
+		{S(sp, "empty"), 0, LP_SRC_CUSTOM_LABELS},
+		{S(sp, "empty_otel"), 0, LP_SRC_OTEL_THREAD},
+		{S(sp, "otel"), S(sp, "v"), LP_SRC_OTEL_THREAD}};
 
 	ids->exe = symprof__mapping(sp, &exe);
 	ids->libc = symprof__mapping(sp, &libc);
@@ -106,7 +112,7 @@ static inline void fixture_tables(struct symprof *sp, __u32 libc_file, struct fi
 	ids->loc_nolines = fixture_location(sp, ids->libc, 0x7f0000005678, NULL, 0);
 
 	ids->set_plain = symprof__label_set(sp, plain, 2);
-	ids->set_hostile = symprof__label_set(sp, hostile, 5);
+	ids->set_hostile = symprof__label_set(sp, hostile, ARRAY_SIZE(hostile));
 	frames[0] = ids->loc_kernel;
 	frames[1] = ids->loc_libc;
 	frames[2] = ids->loc_inlined;

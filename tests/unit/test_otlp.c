@@ -21,6 +21,7 @@
 
 #include "format/input.h"
 #include "format/otlp.h"
+#include "format/fmt.h"
 #include "format/output.h"
 #include "profile/symprof.h"
 #include "profile_fixture.h"
@@ -49,10 +50,11 @@ static struct symprof *build(__u32 sets[SET_COUNT])
 	fixture_tables(sp, S(sp, "/lib/libc\xff\\.so"), &ids);
 	sets[SET_PLAIN] = ids.set_plain;
 	sets[SET_HOSTILE] = ids.set_hostile;
+	/* a Link's ids read back as the OpenTelemetry thread context's (input_otlp.c) */
 	sets[SET_W3C] = symprof__label_set(
 		sp,
-		(struct sp_label[]){{S(sp, "trace_id"), S(sp, TRACE_HEX), LP_SRC_CUSTOM_LABELS},
-				    {S(sp, "span_id"), S(sp, SPAN_HEX), LP_SRC_CUSTOM_LABELS},
+		(struct sp_label[]){{S(sp, "trace_id"), S(sp, TRACE_HEX), LP_SRC_OTEL_THREAD},
+				    {S(sp, "span_id"), S(sp, SPAN_HEX), LP_SRC_OTEL_THREAD},
 				    {S(sp, "tenant"), S(sp, "acme"), LP_SRC_CUSTOM_LABELS}},
 		3);
 	sets[SET_DATADOG] = symprof__label_set(
@@ -569,6 +571,7 @@ static char *describe(const struct symprof *sp, bool threads)
 			fixture_put_str(g, sp, sp->labels[ls->first + j].key);
 			fprintf(g, "=");
 			fixture_put_str(g, sp, sp->labels[ls->first + j].value);
+			fprintf(g, "/%s", fmt__label_source_name(sp->labels[ls->first + j].source));
 			fprintf(g, ",");
 		}
 		fprintf(g, "} [");

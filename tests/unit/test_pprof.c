@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "format/input.h"
+#include "format/fmt.h"
 #include "format/output.h"
 #include "profile/symprof.h"
 #include "pprof/profile.pb-c.h"
@@ -84,6 +85,7 @@ static char *describe_sample(const struct symprof *sp, const struct sp_sample *s
 		fixture_put_str(f, sp, sp->labels[ls->first + j].key);
 		fprintf(f, "=");
 		fixture_put_str(f, sp, sp->labels[ls->first + j].value);
+		fprintf(f, "/%s", fmt__label_source_name(sp->labels[ls->first + j].source));
 		fprintf(f, ",");
 	}
 	fprintf(f, "} [");
