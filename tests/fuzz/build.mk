@@ -20,6 +20,8 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARNINGS) -fno-omit-frame-pointer -D_GNU_SOUR
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_HDRS := $(wildcard user/*/*.h) bpf/labelprof.h tests/fuzz/build.mk tests/fuzz/roundtrip.h
 
+# The containers every target's sources may use (lib/array.h, lib/hashmap.h).
+FUZZ_LIB_SRCS := user/lib/array.c user/lib/hashmap.c
 FUZZ_SRCS_fuzz_elf := user/lib/elf.c user/lib/msg.c user/proc/tls_file.c user/proc/root.c \
 	user/proc/golang.c
 FUZZ_SRCS_fuzz_maps := user/proc/maps.c
@@ -50,9 +52,9 @@ TEST_DEPS += $(FUZZ_BINS)
 endif
 
 define fuzz_target
-$(FUZZ_DIR)/$(1): tests/fuzz/$(1).c $(FUZZ_SRCS_$(1)) $(FUZZ_HDRS) | $(FUZZ_DIR)
+$(FUZZ_DIR)/$(1): tests/fuzz/$(1).c $(FUZZ_SRCS_$(1)) $(FUZZ_LIB_SRCS) $(FUZZ_HDRS) | $(FUZZ_DIR)
 	$$(call msg,FUZZ-CC,$$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(INCLUDES) $$< $(FUZZ_SRCS_$(1)) $(USER_LIBS) -o $$@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(INCLUDES) $$< $(FUZZ_SRCS_$(1)) $(FUZZ_LIB_SRCS) $(USER_LIBS) -o $$@
 endef
 $(foreach t,$(FUZZ_ALL),$(eval $(call fuzz_target,$(t))))
 
