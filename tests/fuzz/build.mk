@@ -18,8 +18,10 @@ FUZZ_DIR := $(OUTPUT)/fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARNINGS) -fno-omit-frame-pointer -D_GNU_SOURCE \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_HDRS := $(wildcard user/*/*.h) bpf/labelprof.h tests/fuzz/build.mk
+FUZZ_HDRS := $(wildcard user/*/*.h) bpf/labelprof.h tests/fuzz/build.mk tests/fuzz/roundtrip.h
 
+# The containers every target's sources may use (lib/array.h, lib/hashmap.h).
+FUZZ_LIB_SRCS := user/lib/array.c user/lib/hashmap.c
 FUZZ_SRCS_fuzz_elf := user/lib/elf.c user/lib/msg.c user/proc/tls_file.c user/proc/root.c \
 	user/proc/golang.c
 FUZZ_SRCS_fuzz_maps := user/proc/maps.c
@@ -30,12 +32,14 @@ FUZZ_SRCS_fuzz_profile := user/format/fmt.c user/profile/profile.c user/profile/
 	user/symbolize/linecache.c user/symbolize/perfmap.c user/symbolize/snapshot.c user/symbolize/kallsyms.c \
 	user/symbolize/dwarf.c user/proc/maps.c user/proc/root.c user/lib/elf.c user/lib/msg.c user/lib/pairmap.c \
 	$(PROTO_FUZZ_OBJS)
-FUZZ_SRCS_fuzz_json := user/format/fmt.c user/format/labelfold.c user/profile/labelsel.c user/lib/msg.c user/format/json.c user/format/input_json.c user/profile/symprof.c user/format/output_json.c user/format/output_folded.c \
+# The profile formats share one round-trip harness.
+FUZZ_ROUNDTRIP := tests/fuzz/roundtrip.c
+FUZZ_SRCS_fuzz_json := $(FUZZ_ROUNDTRIP) user/format/fmt.c user/format/labelfold.c user/profile/labelsel.c user/lib/msg.c user/format/json.c user/format/input_json.c user/profile/symprof.c user/format/output_json.c user/format/output_folded.c \
 	user/format/output_report.c user/format/output_html.c
 # The generated protobuf code comes compiled for fuzzing (proto/build.mk).
-FUZZ_SRCS_fuzz_pprof := user/format/fmt.c user/format/input_pprof.c user/format/output_pprof.c user/format/pb.c user/profile/symprof.c \
+FUZZ_SRCS_fuzz_pprof := $(FUZZ_ROUNDTRIP) user/format/fmt.c user/format/input_pprof.c user/format/output_pprof.c user/format/pb.c user/profile/symprof.c \
 	$(PROTO_FUZZ_OBJS)
-FUZZ_SRCS_fuzz_otlp := user/format/fmt.c user/format/input_otlp.c user/format/output_otlp.c user/format/otlp.c user/format/pb.c user/profile/symprof.c \
+FUZZ_SRCS_fuzz_otlp := $(FUZZ_ROUNDTRIP) user/format/fmt.c user/format/input_otlp.c user/format/output_otlp.c user/format/otlp.c user/format/pb.c user/profile/symprof.c \
 	$(PROTO_FUZZ_OBJS)
 FUZZ_SRCS_fuzz_otlp_json := user/format/input_otlp_json.c user/format/json.c $(FUZZ_SRCS_fuzz_otlp)
 FUZZ_ALL := fuzz_elf fuzz_maps fuzz_profile fuzz_json fuzz_pprof fuzz_otlp fuzz_otlp_json
@@ -48,9 +52,9 @@ TEST_DEPS += $(FUZZ_BINS)
 endif
 
 define fuzz_target
-$(FUZZ_DIR)/$(1): tests/fuzz/$(1).c $(FUZZ_SRCS_$(1)) $(FUZZ_HDRS) | $(FUZZ_DIR)
+$(FUZZ_DIR)/$(1): tests/fuzz/$(1).c $(FUZZ_SRCS_$(1)) $(FUZZ_LIB_SRCS) $(FUZZ_HDRS) | $(FUZZ_DIR)
 	$$(call msg,FUZZ-CC,$$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(INCLUDES) $$< $(FUZZ_SRCS_$(1)) $(USER_LIBS) -o $$@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(INCLUDES) $$< $(FUZZ_SRCS_$(1)) $(FUZZ_LIB_SRCS) $(USER_LIBS) -o $$@
 endef
 $(foreach t,$(FUZZ_ALL),$(eval $(call fuzz_target,$(t))))
 

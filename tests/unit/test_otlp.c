@@ -21,41 +21,15 @@
 
 #include "format/input.h"
 #include "format/otlp.h"
+#include "format/fmt.h"
 #include "format/output.h"
 #include "profile/symprof.h"
+#include "profile_fixture.h"
 
-#define PERIOD	   (1000000000ull / 99)
-#define S(sp, lit) symprof__string(sp, lit, sizeof(lit) - 1)
 #define MSG(p)	   ((ProtobufCMessage *)(p))
 
 #define TRACE_HEX "4bf92f3577b34da6a3ce929d0e0e4736"
 #define SPAN_HEX  "00f067aa0ba902b7"
-
-static __u32 add_location(struct symprof *sp, __u32 mapping, __u64 address,
-			  const struct sp_line *lines, size_t n)
-{
-	const struct sp_mapping *m = &sp->mappings[mapping];
-	struct sp_location loc = {
-		.mapping = mapping,
-		.kernel = m->kernel,
-		.address = address,
-		/* what a reader can recompute from the mapping */
-		.module_offset = !mapping    ? SP_UNKNOWN
-				 : m->kernel ? address
-					     : address - m->start + m->file_offset,
-		.function_offset = SP_UNKNOWN,
-	};
-
-	return symprof__location(sp, &loc, lines, n);
-}
-
-static void add_sample(struct symprof *sp, __u32 pid, __u32 tid, __u32 comm, __u32 set, __u32 stack,
-		       __u64 count)
-{
-	struct sp_sample s = {pid, tid, comm, set, stack, 0, count};
-
-	assert_int_equal(symprof__add_sample(sp, &s), 0);
-}
 
 /* Label sets of the test profile, by what they test. */
 enum {
@@ -69,89 +43,45 @@ enum {
 
 static struct symprof *build(__u32 sets[SET_COUNT])
 {
-	static const unsigned char build_id[] = {0xde, 0xad, 0xbe, 0xef, 0x00, 0x01};
 	struct symprof *sp = symprof__new();
-	struct sp_mapping exe = {.start = 0x400000,
-				 .limit = 0x401000,
-				 .file_offset = 0x1000,
-				 .file = S(sp, "/srv/app"),
-				 .build_id = symprof__string(sp, build_id, sizeof(build_id))};
-	struct sp_mapping libc = {.start = 0x7f0000000000,
-				  .limit = 0x7f0000100000,
-				  .file = S(sp, "/lib/libc\xff\\.so")};
-	struct sp_mapping kernel = {.limit = SP_UNKNOWN,
-				    .file = S(sp, "[kernel.kallsyms]"),
-				    .build_id = S(sp, "\x12\x34"),
-				    .kernel = true};
-	struct sp_function main_fn = {
-		.name = S(sp, "main"), .file = S(sp, "app.c"), .start_line = 10};
-	struct sp_function inl = {.name = S(sp, "helper\\x41<\xc3\xa9\xff>"),
-				  .system_name = S(sp, "_Z6helperv"),
-				  .file = S(sp, "inc/help\x01.h"),
-				  .start_line = 3};
-	struct sp_function wr = {.name = S(sp, "__write")};
-	struct sp_function ks = {.name = S(sp, "do_syscall_64")};
-	struct sp_line lines[2];
-	__u32 exe_id, libc_id, kernel_id, loc_inlined, loc_main, loc_libc, loc_kernel, loc_nomap;
-	__u32 loc_nolines, st1, st2, st3, frames[4];
-	struct sp_label plain[] = {{S(sp, "tenant"), S(sp, "acme"), LP_SRC_CUSTOM_LABELS},
-				   {S(sp, "endpoint"), S(sp, "/checkout"), LP_SRC_CUSTOM_LABELS}};
-	/* NULs, bytes that are not UTF-8, a backslash escape look-alike, an empty value */
-	struct sp_label hostile[] = {
-		{S(sp, "bin\0key"), S(sp, "\xff\xfe\0v"), LP_SRC_CUSTOM_LABELS},
-		{S(sp, "k"), S(sp, "a\\x41\\"), LP_SRC_CUSTOM_LABELS},
-		{S(sp, "ключ"), S(sp, "значение 🚀"), LP_SRC_CUSTOM_LABELS},
-		{S(sp, "ctl"), S(sp, "line\nnext\t\x7f"), LP_SRC_CUSTOM_LABELS},
-		{S(sp, "empty"), 0, LP_SRC_CUSTOM_LABELS}};
-	struct sp_label w3c[] = {{S(sp, "trace_id"), S(sp, TRACE_HEX), LP_SRC_CUSTOM_LABELS},
-				 {S(sp, "span_id"), S(sp, SPAN_HEX), LP_SRC_CUSTOM_LABELS},
-				 {S(sp, "tenant"), S(sp, "acme"), LP_SRC_CUSTOM_LABELS}};
-	struct sp_label dd[] = {
-		{S(sp, "span-id"), S(sp, "1234567890123456789"), LP_SRC_CUSTOM_LABELS},
-		{S(sp, "root-span-id"), S(sp, "18446744073709551615"), LP_SRC_CUSTOM_LABELS}};
+	struct fixture_ids ids;
+	__u32 server;
+
+	fixture_tables(sp, S(sp, "/lib/libc\xff\\.so"), &ids);
+	sets[SET_PLAIN] = ids.set_plain;
+	sets[SET_HOSTILE] = ids.set_hostile;
+	/* a Link's ids read back as the OpenTelemetry thread context's (input_otlp.c) */
+	sets[SET_W3C] = symprof__label_set(
+		sp,
+		(struct sp_label[]){{S(sp, "trace_id"), S(sp, TRACE_HEX), LP_SRC_OTEL_THREAD},
+				    {S(sp, "span_id"), S(sp, SPAN_HEX), LP_SRC_OTEL_THREAD},
+				    {S(sp, "tenant"), S(sp, "acme"), LP_SRC_CUSTOM_LABELS}},
+		3);
+	sets[SET_DATADOG] = symprof__label_set(
+		sp,
+		(struct sp_label[]){
+			{S(sp, "span-id"), S(sp, "1234567890123456789"), LP_SRC_CUSTOM_LABELS},
+			{S(sp, "root-span-id"), S(sp, "18446744073709551615"),
+			 LP_SRC_CUSTOM_LABELS}},
+		2);
 	/* not canonical: uppercase hex, so the labels stay labels */
-	struct sp_label bad[] = {{S(sp, "trace_id"), S(sp, "4BF92F3577B34DA6A3CE929D0E0E4736"),
-				  LP_SRC_CUSTOM_LABELS},
-				 {S(sp, "span_id"), S(sp, SPAN_HEX), LP_SRC_CUSTOM_LABELS}};
+	sets[SET_BAD_TRACE] = symprof__label_set(
+		sp,
+		(struct sp_label[]){{S(sp, "trace_id"), S(sp, "4BF92F3577B34DA6A3CE929D0E0E4736"),
+				     LP_SRC_CUSTOM_LABELS},
+				    {S(sp, "span_id"), S(sp, SPAN_HEX), LP_SRC_CUSTOM_LABELS}},
+		2);
 
-	exe_id = symprof__mapping(sp, &exe);
-	libc_id = symprof__mapping(sp, &libc);
-	kernel_id = symprof__mapping(sp, &kernel);
-	lines[0] = (struct sp_line){symprof__function(sp, &inl), 5, 7};
-	lines[1] = (struct sp_line){symprof__function(sp, &main_fn), 12, 0};
-	loc_inlined = add_location(sp, exe_id, 0x400123, lines, 2);
-	loc_main = add_location(sp, exe_id, 0x400456, lines + 1, 1);
-	lines[0] = (struct sp_line){.function = symprof__function(sp, &wr)};
-	loc_libc = add_location(sp, libc_id, 0x7f0000001234, lines, 1);
-	lines[0] = (struct sp_line){.function = symprof__function(sp, &ks)};
-	loc_kernel = add_location(sp, kernel_id, 0xffffffff81000010ull, lines, 1);
-	loc_nomap = add_location(sp, 0, 0x1234, NULL, 0);
-	loc_nolines = add_location(sp, libc_id, 0x7f0000005678, NULL, 0);
-
-	sets[SET_PLAIN] = symprof__label_set(sp, plain, 2);
-	sets[SET_HOSTILE] = symprof__label_set(sp, hostile, 5);
-	sets[SET_W3C] = symprof__label_set(sp, w3c, 3);
-	sets[SET_DATADOG] = symprof__label_set(sp, dd, 2);
-	sets[SET_BAD_TRACE] = symprof__label_set(sp, bad, 2);
-	frames[0] = loc_kernel;
-	frames[1] = loc_libc;
-	frames[2] = loc_inlined;
-	frames[3] = loc_main;
-	st1 = symprof__stack(sp, frames, 4);
-	st2 = symprof__stack(sp, frames + 2, 2);
-	frames[0] = loc_nomap;
-	frames[1] = loc_nolines;
-	st3 = symprof__stack(sp, frames, 2);
-
-	add_sample(sp, 100, 100, S(sp, "server"), sets[SET_PLAIN], st1, 7);
-	add_sample(sp, 100, 101, S(sp, "server"), sets[SET_PLAIN], st1, 5); /* other tid */
-	add_sample(sp, 100, 102, S(sp, "srv\xffworker"), sets[SET_HOSTILE], st2, 3);
-	add_sample(sp, 100, 101, S(sp, "server"), sets[SET_W3C], st2, 4);
-	add_sample(sp, 100, 101, S(sp, "server"), sets[SET_DATADOG], st2, 6);
-	add_sample(sp, 100, 101, S(sp, "server"), sets[SET_BAD_TRACE], st2, 8);
-	add_sample(sp, 200, 200, S(sp, "batch"), 0, st3, 11);
-	add_sample(sp, 200, 200, S(sp, "batch"), sets[SET_PLAIN], st2, 2);
-	add_sample(sp, 300, 301, 0, 0, 0, 1); /* no process entry, no labels, no stack */
+	server = S(sp, "server");
+	fixture_sample(sp, 100, 100, server, sets[SET_PLAIN], ids.st_full, 7);
+	fixture_sample(sp, 100, 101, server, sets[SET_PLAIN], ids.st_full, 5); /* other tid */
+	fixture_sample(sp, 100, 102, S(sp, "srv\xffworker"), sets[SET_HOSTILE], ids.st_short, 3);
+	fixture_sample(sp, 100, 101, server, sets[SET_W3C], ids.st_short, 4);
+	fixture_sample(sp, 100, 101, server, sets[SET_DATADOG], ids.st_short, 6);
+	fixture_sample(sp, 100, 101, server, sets[SET_BAD_TRACE], ids.st_short, 8);
+	fixture_sample(sp, 200, 200, S(sp, "batch"), 0, ids.st_nomap, 11);
+	fixture_sample(sp, 200, 200, S(sp, "batch"), sets[SET_PLAIN], ids.st_short, 2);
+	fixture_sample(sp, 300, 301, 0, 0, 0, 1); /* no process entry, no labels, no stack */
 	assert_int_equal(
 		symprof__set_process(sp, &(struct sp_process){.pid = 100,
 							      .name = S(sp, "app"),
@@ -160,26 +90,9 @@ static struct symprof *build(__u32 sets[SET_COUNT])
 	assert_int_equal(symprof__set_process(
 				 sp, &(struct sp_process){.pid = 200, .name = S(sp, "batch\x80")}),
 			 0);
-
-	sp->meta.frequency_hz = 99;
-	sp->meta.period_ns = PERIOD;
-	sp->meta.start_time_unix_ns = 1700000000123456789ull;
-	sp->meta.duration_ns = 5000000000ull;
 	sp->meta.host_name = S(sp, "host-1");
 	assert_int_equal(symprof__error(sp), 0);
 	return sp;
-}
-
-static unsigned char *write_otlp(const struct symprof *sp, unsigned int extra, size_t *len)
-{
-	struct output_opts opts = {.extra_labels = extra};
-	char *out = NULL;
-	FILE *f = open_memstream(&out, len);
-
-	assert_non_null(f);
-	assert_int_equal(output__write_otlp(f, sp, &opts), 0);
-	assert_int_equal(fclose(f), 0);
-	return (unsigned char *)out;
 }
 
 static otlp_request *decode(const unsigned char *buf, size_t len)
@@ -444,7 +357,7 @@ static void test_dictionary_rules(void **state)
 	size_t i, len;
 
 	for (i = 0; i < sizeof(extras) / sizeof(extras[0]); i++) {
-		unsigned char *buf = write_otlp(sp, extras[i], &len);
+		unsigned char *buf = fixture_write(output__write_otlp, sp, extras[i], &len);
 		otlp_request *req = decode(buf, len);
 
 		check_rules(req);
@@ -466,7 +379,7 @@ static void test_contents(void **state)
 	size_t len, i;
 	__s64 sum = 0;
 
-	buf = write_otlp(sp, 0, &len);
+	buf = fixture_write(output__write_otlp, sp, 0, &len);
 	req = decode(buf, len);
 	assert_int_equal(req->n_resource_profiles, 3);
 	rp = req->resource_profiles[0];
@@ -568,7 +481,7 @@ static void test_links(void **state)
 	unsigned char *buf;
 	size_t len;
 
-	buf = write_otlp(sp, 0, &len);
+	buf = fixture_write(output__write_otlp, sp, 0, &len);
 	req = decode(buf, len);
 	/* W3C: the Link replaces the two labels */
 	s = sample_of(req, 4);
@@ -600,21 +513,6 @@ static void test_links(void **state)
 
 /* ---- round trip ----------------------------------------------------------- */
 
-/* A byte string in quotes, bytes other than printable ASCII as \xHH. */
-static void put_str(FILE *f, const struct symprof *sp, __u32 id)
-{
-	const struct sp_string *s = symprof__str(sp, id);
-	size_t i;
-
-	fputc('"', f);
-	for (i = 0; i < s->len; i++)
-		fprintf(f,
-			s->bytes[i] > 0x20 && s->bytes[i] < 0x7f && s->bytes[i] != '\\' ? "%c"
-											: "\\x%02x",
-			s->bytes[i]);
-	fputc('"', f);
-}
-
 static void put_location(FILE *f, const struct symprof *sp, __u32 id)
 {
 	const struct sp_location *l = &sp->locations[id];
@@ -623,8 +521,8 @@ static void put_location(FILE *f, const struct symprof *sp, __u32 id)
 
 	fprintf(f, "(%llx %d %llx ", (unsigned long long)l->address, l->kernel,
 		(unsigned long long)l->module_offset);
-	put_str(f, sp, m->file);
-	put_str(f, sp, m->build_id);
+	fixture_put_str(f, sp, m->file);
+	fixture_put_str(f, sp, m->build_id);
 	fprintf(f, " %llx-%llx@%llx %d", (unsigned long long)m->start, (unsigned long long)m->limit,
 		(unsigned long long)m->file_offset, m->kernel);
 	for (j = 0; j < l->line_count; j++) {
@@ -632,17 +530,12 @@ static void put_location(FILE *f, const struct symprof *sp, __u32 id)
 		const struct sp_function *fn = &sp->functions[ln->function];
 
 		fprintf(f, " ");
-		put_str(f, sp, fn->name);
-		put_str(f, sp, fn->system_name);
-		put_str(f, sp, fn->file);
+		fixture_put_str(f, sp, fn->name);
+		fixture_put_str(f, sp, fn->system_name);
+		fixture_put_str(f, sp, fn->file);
 		fprintf(f, ":%u:%u:%u", fn->start_line, ln->line, ln->column);
 	}
 	fprintf(f, ")");
-}
-
-static int str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Samples as sorted text lines that do not depend on ids; tid and comm if asked. */
@@ -657,12 +550,12 @@ static char *describe(const struct symprof *sp, bool threads)
 		(unsigned long long)sp->meta.period_ns,
 		(unsigned long long)sp->meta.start_time_unix_ns,
 		(unsigned long long)sp->meta.duration_ns);
-	put_str(f, sp, sp->meta.host_name);
+	fixture_put_str(f, sp, sp->meta.host_name);
 	fprintf(f, "\n");
 	for (i = 0; i < sp->process_count; i++) {
 		fprintf(f, "process %u ", sp->processes[i].pid);
-		put_str(f, sp, sp->processes[i].name);
-		put_str(f, sp, sp->processes[i].executable);
+		fixture_put_str(f, sp, sp->processes[i].name);
+		fixture_put_str(f, sp, sp->processes[i].executable);
 		fprintf(f, "\n");
 	}
 	for (i = 0; i < sp->sample_count; i++) {
@@ -672,12 +565,13 @@ static char *describe(const struct symprof *sp, bool threads)
 		FILE *g = open_memstream(&lines[i], &len);
 
 		fprintf(g, "sample %u %u ", s->pid, threads ? s->tid : 0);
-		put_str(g, sp, threads ? s->comm : 0);
+		fixture_put_str(g, sp, threads ? s->comm : 0);
 		fprintf(g, " {");
 		for (j = 0; j < ls->count; j++) {
-			put_str(g, sp, sp->labels[ls->first + j].key);
+			fixture_put_str(g, sp, sp->labels[ls->first + j].key);
 			fprintf(g, "=");
-			put_str(g, sp, sp->labels[ls->first + j].value);
+			fixture_put_str(g, sp, sp->labels[ls->first + j].value);
+			fprintf(g, "/%s", fmt__label_source_name(sp->labels[ls->first + j].source));
 			fprintf(g, ",");
 		}
 		fprintf(g, "} [");
@@ -686,7 +580,7 @@ static char *describe(const struct symprof *sp, bool threads)
 		fprintf(g, "] %llu\n", (unsigned long long)s->count);
 		fclose(g);
 	}
-	qsort(lines, sp->sample_count, sizeof(*lines), str_cmp);
+	qsort(lines, sp->sample_count, sizeof(*lines), fixture_str_cmp);
 	/* equal lines (samples that differ only in what is not shown) add up */
 	for (i = 0; i < sp->sample_count; i = j) {
 		unsigned long long count = 0;
@@ -736,7 +630,7 @@ static void test_round_trip(void **state)
 
 	for (i = 0; i < 2; i++) {
 		bool threads = extras[i];
-		unsigned char *buf = write_otlp(sp, extras[i], &len);
+		unsigned char *buf = fixture_write(output__write_otlp, sp, extras[i], &len);
 		char *want = describe(sp, threads), *got;
 
 		back = read_ok(buf, len);
@@ -745,7 +639,7 @@ static void test_round_trip(void **state)
 		assert_int_equal(symprof__total(back), symprof__total(sp));
 		free(buf);
 		free(got);
-		buf = write_otlp(back, extras[i], &len);
+		buf = fixture_write(output__write_otlp, back, extras[i], &len);
 		again = read_ok(buf, len);
 		got = describe(again, threads);
 		same_text(got, want);
@@ -765,21 +659,10 @@ static void test_gzip(void **state)
 	struct symprof *sp = build(sets), *back;
 	unsigned char *buf, *gz;
 	size_t len, gz_len;
-	z_stream z = {};
 	char *want, *got;
 
-	buf = write_otlp(sp, 0, &len);
-	gz_len = len + 1024;
-	gz = malloc(gz_len);
-	assert_non_null(gz);
-	assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-	z.next_in = buf;
-	z.avail_in = len;
-	z.next_out = gz;
-	z.avail_out = gz_len;
-	assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-	gz_len = z.total_out;
-	deflateEnd(&z);
+	buf = fixture_write(output__write_otlp, sp, 0, &len);
+	gz = fixture_gzip(buf, len, &gz_len);
 	back = read_ok(gz, gz_len);
 	want = describe(sp, false);
 	got = describe(back, false);
@@ -813,8 +696,8 @@ static void test_kernel_and_counts(void **state)
 	unsigned char *buf;
 	size_t len;
 
-	add_sample(sp, 1, 1, 0, 0, st, 3);
-	buf = write_otlp(sp, 0, &len);
+	fixture_sample(sp, 1, 1, 0, 0, st, 3);
+	buf = fixture_write(output__write_otlp, sp, 0, &len);
 	req = decode(buf, len);
 	check_rules(req);
 	assert_int_equal(req->dictionary->n_mapping_table, 2);
@@ -845,8 +728,9 @@ static void test_label_named_thread_id(void **state)
 	size_t len;
 	otlp_request *req;
 
-	add_sample(sp, 1, 42, S(sp, "t"), set, 0, 1);
-	buf = write_otlp(sp, OUTPUT_LABEL_TID | OUTPUT_LABEL_THREAD_NAME, &len);
+	fixture_sample(sp, 1, 42, S(sp, "t"), set, 0, 1);
+	buf = fixture_write(output__write_otlp, sp, OUTPUT_LABEL_TID | OUTPUT_LABEL_THREAD_NAME,
+			    &len);
 	req = decode(buf, len);
 	check_rules(req);
 	protobuf_c_message_free_unpacked(MSG(req), NULL);
@@ -868,7 +752,7 @@ static void test_empty(void **state)
 	unsigned char *buf;
 	size_t len;
 
-	buf = write_otlp(sp, 0, &len);
+	buf = fixture_write(output__write_otlp, sp, 0, &len);
 	req = decode(buf, len);
 	check_rules(req);
 	assert_int_equal(req->n_resource_profiles, 0);
@@ -928,18 +812,6 @@ static void test_json(void **state)
 	symprof__free(sp);
 }
 
-static char *write_otlp_json(const struct symprof *sp, unsigned int extra, size_t *len)
-{
-	struct output_opts opts = {.extra_labels = extra};
-	char *out = NULL;
-	FILE *f = open_memstream(&out, len);
-
-	assert_non_null(f);
-	assert_int_equal(output__write_otlp_json(f, sp, &opts), 0);
-	assert_int_equal(fclose(f), 0);
-	return out;
-}
-
 static int read_json(const char *text, struct symprof **out, char *err, size_t errlen)
 {
 	*out = NULL;
@@ -952,8 +824,9 @@ static void test_json_round_trip(void **state)
 	__u32 sets[SET_COUNT];
 	struct symprof *sp = build(sets), *back = NULL;
 	size_t len, len2;
-	char err[256] = "", *text = write_otlp_json(sp, OUTPUT_LABEL_TID | OUTPUT_LABEL_THREAD_NAME,
-						  &len),
+	char err[256] = "",
+	     *text = (char *)fixture_write(output__write_otlp_json, sp,
+					   OUTPUT_LABEL_TID | OUTPUT_LABEL_THREAD_NAME, &len),
 	     *want = describe(sp, true), *got, *again;
 
 	if (read_json(text, &back, err, sizeof(err)))
@@ -963,7 +836,8 @@ static void test_json_round_trip(void **state)
 	assert_int_equal(symprof__total(back), symprof__total(sp));
 	assert_int_equal(back->meta.period_ns, sp->meta.period_ns);
 	assert_int_equal(back->meta.start_time_unix_ns, sp->meta.start_time_unix_ns);
-	again = write_otlp_json(back, OUTPUT_LABEL_TID | OUTPUT_LABEL_THREAD_NAME, &len2);
+	again = (char *)fixture_write(output__write_otlp_json, back,
+				      OUTPUT_LABEL_TID | OUTPUT_LABEL_THREAD_NAME, &len2);
 	same_text(again, text);
 	free(again);
 	free(got);
@@ -1056,7 +930,7 @@ static otlp_request *base_request(unsigned char **buf, size_t *len)
 	struct symprof *sp = build(sets);
 	otlp_request *req;
 
-	*buf = write_otlp(sp, OUTPUT_LABEL_TID, len);
+	*buf = fixture_write(output__write_otlp, sp, OUTPUT_LABEL_TID, len);
 	req = decode(*buf, *len);
 	symprof__free(sp);
 	return req;

@@ -18,144 +18,42 @@
 #include <cmocka.h>
 
 #include "format/input.h"
+#include "format/fmt.h"
 #include "format/output.h"
 #include "profile/symprof.h"
 #include "pprof/profile.pb-c.h"
+#include "profile_fixture.h"
 
 typedef Perftools__Profiles__Profile pb_profile;
 
-#define PERIOD	   (1000000000ull / 99)
-#define S(sp, lit) symprof__string(sp, lit, sizeof(lit) - 1)
-
-/* Mapping, function and location ids of the test profile. */
-struct ids {
-	__u32 exe, libc, kernel;
-	__u32 loc_inlined, loc_main, loc_libc, loc_kernel, loc_nomap, loc_nolines;
-};
-
-static __u32 add_location(struct symprof *sp, __u32 mapping, __u64 address,
-			  const struct sp_line *lines, size_t n)
+static struct symprof *build(struct fixture_ids *ids)
 {
-	const struct sp_mapping *m = &sp->mappings[mapping];
-	struct sp_location loc = {
-		.mapping = mapping,
-		.kernel = m->kernel,
-		.address = address,
-		/* what a reader can recompute from the mapping */
-		.module_offset = !mapping    ? SP_UNKNOWN
-				 : m->kernel ? address
-					     : address - m->start + m->file_offset,
-		.function_offset = SP_UNKNOWN,
-	};
-
-	return symprof__location(sp, &loc, lines, n);
-}
-
-static void add_sample(struct symprof *sp, __u32 pid, __u32 tid, __u32 comm, __u32 set, __u32 stack,
-		       __u64 count)
-{
-	struct sp_sample s = {pid, tid, comm, set, stack, 0, count};
-
-	assert_int_equal(symprof__add_sample(sp, &s), 0);
-}
-
-static struct symprof *build(struct ids *ids)
-{
-	static const unsigned char build_id[] = {0xde, 0xad, 0xbe, 0xef, 0x00, 0x01};
 	struct symprof *sp = symprof__new();
-	struct sp_mapping exe = {.start = 0x400000,
-				 .limit = 0x401000,
-				 .file_offset = 0x1000,
-				 .file = S(sp, "/srv/app"),
-				 .build_id = symprof__string(sp, build_id, sizeof(build_id))};
-	struct sp_mapping libc = {.start = 0x7f0000000000,
-				  .limit = 0x7f0000100000,
-				  .file = S(sp, "/lib/libc\xff.so")};
-	struct sp_mapping kernel = {.limit = SP_UNKNOWN,
-				    .file = S(sp, "[kernel.kallsyms]"),
-				    .build_id = S(sp, "\x12\x34"),
-				    .kernel = true};
-	struct sp_function main_fn = {
-		.name = S(sp, "main"), .file = S(sp, "app.c"), .start_line = 10};
-	struct sp_function inl = {.name = S(sp, "helper\\x41<\xc3\xa9\xff>"),
-				  .system_name = S(sp, "_Z6helperv"),
-				  .file = S(sp, "inc/help\x01.h"),
-				  .start_line = 3};
-	struct sp_function wr = {.name = S(sp, "__write")};
-	struct sp_function ks = {.name = S(sp, "do_syscall_64")};
-	struct sp_line lines[2];
-	__u32 set_a, set_b, set_c, st1, st2, st3, frames[4];
-	struct sp_label la[] = {{S(sp, "tenant"), S(sp, "acme"), LP_SRC_CUSTOM_LABELS},
-				{S(sp, "endpoint"), S(sp, "/checkout"), LP_SRC_CUSTOM_LABELS}};
-	/* NULs, bytes that are not UTF-8, a backslash escape look-alike, an empty value */
-	struct sp_label lb[] = {{S(sp, "bin\0key"), S(sp, "\xff\xfe\0v"), LP_SRC_CUSTOM_LABELS},
-				{S(sp, "k"), S(sp, "a\\x41\\"), LP_SRC_CUSTOM_LABELS},
-				{S(sp, "ключ"), S(sp, "значение 🚀"), LP_SRC_CUSTOM_LABELS},
-				{S(sp, "ctl"), S(sp, "line\nnext\t\x7f"), LP_SRC_CUSTOM_LABELS},
-				{S(sp, "empty"), 0, LP_SRC_CUSTOM_LABELS}};
+	__u32 set_c;
+
+	fixture_tables(sp, S(sp, "/lib/libc\xff.so"), ids);
 	/* custom labels named like the extra labels */
-	struct sp_label lc[] = {{S(sp, "comm"), S(sp, "custom-comm"), LP_SRC_CUSTOM_LABELS},
-				{S(sp, "pid"), S(sp, "custom-pid"), LP_SRC_CUSTOM_LABELS}};
-
-	ids->exe = symprof__mapping(sp, &exe);
-	ids->libc = symprof__mapping(sp, &libc);
-	ids->kernel = symprof__mapping(sp, &kernel);
-	lines[0] = (struct sp_line){symprof__function(sp, &inl), 5, 7};
-	lines[1] = (struct sp_line){symprof__function(sp, &main_fn), 12, 0};
-	ids->loc_inlined = add_location(sp, ids->exe, 0x400123, lines, 2);
-	ids->loc_main = add_location(sp, ids->exe, 0x400456, lines + 1, 1);
-	lines[0] = (struct sp_line){.function = symprof__function(sp, &wr)};
-	ids->loc_libc = add_location(sp, ids->libc, 0x7f0000001234, lines, 1);
-	lines[0] = (struct sp_line){.function = symprof__function(sp, &ks)};
-	ids->loc_kernel = add_location(sp, ids->kernel, 0xffffffff81000010ull, lines, 1);
-	ids->loc_nomap = add_location(sp, 0, 0x1234, NULL, 0);
-	ids->loc_nolines = add_location(sp, ids->libc, 0x7f0000005678, NULL, 0);
-
-	set_a = symprof__label_set(sp, la, 2);
-	set_b = symprof__label_set(sp, lb, 5);
-	set_c = symprof__label_set(sp, lc, 2);
-	frames[0] = ids->loc_kernel;
-	frames[1] = ids->loc_libc;
-	frames[2] = ids->loc_inlined;
-	frames[3] = ids->loc_main;
-	st1 = symprof__stack(sp, frames, 4);
-	st2 = symprof__stack(sp, frames + 2, 2);
-	frames[0] = ids->loc_nomap;
-	frames[1] = ids->loc_nolines;
-	st3 = symprof__stack(sp, frames, 2);
-
-	add_sample(sp, 100, 100, S(sp, "server"), set_a, st1, 7);
-	add_sample(sp, 100, 101, S(sp, "server"), set_a, st1, 5); /* other tid */
-	add_sample(sp, 100, 102, S(sp, "srv\xffworker"), set_b, st2, 3);
-	add_sample(sp, 200, 200, S(sp, "batch"), 0, st3, 11);
-	add_sample(sp, 200, 200, S(sp, "batch"), set_c, st2, 2);
-	add_sample(sp, 300, 301, 0, 0, 0, 1); /* no name, no labels, no stack */
+	set_c = symprof__label_set(
+		sp,
+		(struct sp_label[]){{S(sp, "comm"), S(sp, "custom-comm"), LP_SRC_CUSTOM_LABELS},
+				    {S(sp, "pid"), S(sp, "custom-pid"), LP_SRC_CUSTOM_LABELS}},
+		2);
+	fixture_sample(sp, 100, 100, S(sp, "server"), ids->set_plain, ids->st_full, 7);
+	fixture_sample(sp, 100, 101, S(sp, "server"), ids->set_plain, ids->st_full,
+		       5); /* other tid */
+	fixture_sample(sp, 100, 102, S(sp, "srv\xffworker"), ids->set_hostile, ids->st_short, 3);
+	fixture_sample(sp, 200, 200, S(sp, "batch"), 0, ids->st_nomap, 11);
+	fixture_sample(sp, 200, 200, S(sp, "batch"), set_c, ids->st_short, 2);
+	fixture_sample(sp, 300, 301, 0, 0, 0, 1); /* no name, no labels, no stack */
 	assert_int_equal(
 		symprof__set_process(sp, &(struct sp_process){.pid = 100, .name = S(sp, "server")}),
 		0);
 	assert_int_equal(symprof__set_process(
 				 sp, &(struct sp_process){.pid = 200, .name = S(sp, "batch\x80")}),
 			 0);
-
-	sp->meta.frequency_hz = 99;
-	sp->meta.period_ns = PERIOD;
-	sp->meta.start_time_unix_ns = 1700000000123456789ull;
-	sp->meta.duration_ns = 5000000000ull;
 	sp->meta.samples_received = 29;
 	assert_int_equal(symprof__error(sp), 0);
 	return sp;
-}
-
-static unsigned char *write_pprof(const struct symprof *sp, unsigned int extra, size_t *len)
-{
-	struct output_opts opts = {.extra_labels = extra};
-	char *out = NULL;
-	FILE *f = open_memstream(&out, len);
-
-	assert_non_null(f);
-	assert_int_equal(output__write_pprof(f, sp, &opts), 0);
-	assert_int_equal(fclose(f), 0);
-	return (unsigned char *)out;
 }
 
 static struct symprof *read_pprof(const void *buf, size_t len)
@@ -171,26 +69,6 @@ static struct symprof *read_pprof(const void *buf, size_t len)
 	return sp;
 }
 
-/* A byte string in quotes, bytes other than printable ASCII as \xHH. */
-static void put_str(FILE *f, const struct symprof *sp, __u32 id)
-{
-	const struct sp_string *s = symprof__str(sp, id);
-	size_t i;
-
-	fputc('"', f);
-	for (i = 0; i < s->len; i++)
-		fprintf(f,
-			s->bytes[i] > 0x20 && s->bytes[i] < 0x7f && s->bytes[i] != '\\' ? "%c"
-											: "\\x%02x",
-			s->bytes[i]);
-	fputc('"', f);
-}
-
-static int str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static char *describe_sample(const struct symprof *sp, const struct sp_sample *s)
 {
 	const struct sp_range *ls = &sp->label_sets[s->label_set];
@@ -201,12 +79,13 @@ static char *describe_sample(const struct symprof *sp, const struct sp_sample *s
 
 	assert_non_null(f);
 	fprintf(f, "sample %u %u ", s->pid, s->tid);
-	put_str(f, sp, s->comm);
+	fixture_put_str(f, sp, s->comm);
 	fprintf(f, " {");
 	for (j = 0; j < ls->count; j++) {
-		put_str(f, sp, sp->labels[ls->first + j].key);
+		fixture_put_str(f, sp, sp->labels[ls->first + j].key);
 		fprintf(f, "=");
-		put_str(f, sp, sp->labels[ls->first + j].value);
+		fixture_put_str(f, sp, sp->labels[ls->first + j].value);
+		fprintf(f, "/%s", fmt__label_source_name(sp->labels[ls->first + j].source));
 		fprintf(f, ",");
 	}
 	fprintf(f, "} [");
@@ -240,17 +119,17 @@ static char *describe(const struct symprof *sp)
 		fprintf(f, "mapping %zu %llx %llx %llx %d ", i, (unsigned long long)m->start,
 			(unsigned long long)m->limit, (unsigned long long)m->file_offset,
 			m->kernel);
-		put_str(f, sp, m->file);
-		put_str(f, sp, m->build_id);
+		fixture_put_str(f, sp, m->file);
+		fixture_put_str(f, sp, m->build_id);
 		fprintf(f, "\n");
 	}
 	for (i = 1; i < sp->function_count; i++) {
 		const struct sp_function *fn = &sp->functions[i];
 
 		fprintf(f, "function %zu ", i);
-		put_str(f, sp, fn->name);
-		put_str(f, sp, fn->system_name);
-		put_str(f, sp, fn->file);
+		fixture_put_str(f, sp, fn->name);
+		fixture_put_str(f, sp, fn->system_name);
+		fixture_put_str(f, sp, fn->file);
 		fprintf(f, " %u\n", fn->start_line);
 	}
 	for (i = 1; i < sp->location_count; i++) {
@@ -268,12 +147,12 @@ static char *describe(const struct symprof *sp)
 	}
 	for (i = 0; i < sp->process_count; i++) {
 		fprintf(f, "process %u ", sp->processes[i].pid);
-		put_str(f, sp, sp->processes[i].name);
+		fixture_put_str(f, sp, sp->processes[i].name);
 		fprintf(f, "\n");
 	}
 	for (i = 0; i < sp->sample_count; i++)
 		samples[i] = describe_sample(sp, &sp->samples[i]);
-	qsort(samples, sp->sample_count, sizeof(*samples), str_cmp);
+	qsort(samples, sp->sample_count, sizeof(*samples), fixture_str_cmp);
 	for (i = 0; i < sp->sample_count; i++) {
 		fputs(samples[i], f);
 		free(samples[i]);
@@ -289,13 +168,13 @@ static char *describe(const struct symprof *sp)
 /* With every extra label, everything pprof carries comes back exactly. */
 static void test_round_trip(void **state)
 {
-	struct ids ids;
+	struct fixture_ids ids;
 	struct symprof *sp = build(&ids), *back;
 	char *want, *got;
 	unsigned char *buf;
 	size_t len;
 
-	buf = write_pprof(sp, ALL_LABELS, &len);
+	buf = fixture_write(output__write_pprof, sp, ALL_LABELS, &len);
 	back = read_pprof(buf, len);
 	want = describe(sp);
 	got = describe(back);
@@ -304,7 +183,7 @@ static void test_round_trip(void **state)
 	/* and again: a profile read back writes the same file */
 	free(got);
 	free(buf);
-	buf = write_pprof(back, ALL_LABELS, &len);
+	buf = fixture_write(output__write_pprof, back, ALL_LABELS, &len);
 	symprof__free(back);
 	back = read_pprof(buf, len);
 	got = describe(back);
@@ -319,13 +198,13 @@ static void test_round_trip(void **state)
 /* Without extra labels, samples that differ only in pid, tid or thread name merge. */
 static void test_merge_without_labels(void **state)
 {
-	struct ids ids;
+	struct fixture_ids ids;
 	struct symprof *sp = build(&ids), *back;
 	unsigned char *buf;
 	size_t len, i;
 	bool merged = false;
 
-	buf = write_pprof(sp, 0, &len);
+	buf = fixture_write(output__write_pprof, sp, 0, &len);
 	back = read_pprof(buf, len);
 	assert_int_equal(back->sample_count, sp->sample_count - 1);
 	assert_int_equal(symprof__total(back), symprof__total(sp));
@@ -382,14 +261,14 @@ static bool has_string(const pb_profile *p, const char *s)
 /* The file itself: pprof's rules, the escaping, the labels and flags. */
 static void test_file_contents(void **state)
 {
-	struct ids ids;
+	struct fixture_ids ids;
 	struct symprof *sp = build(&ids);
 	unsigned char *gz, *raw;
 	size_t gz_len, raw_len, i, j;
 	pb_profile *p;
 	bool pid_label = false;
 
-	gz = write_pprof(sp, ALL_LABELS, &gz_len);
+	gz = fixture_write(output__write_pprof, sp, ALL_LABELS, &gz_len);
 	assert_true(gz_len > 2 && gz[0] == 0x1f && gz[1] == 0x8b);
 	raw = gunzip(gz, gz_len, &raw_len);
 	p = perftools__profiles__profile__unpack(NULL, raw_len, raw);
@@ -695,33 +574,16 @@ static void test_bad_tables(void **state)
 	expect_pb_invalid(&b, "sample 0: pid -5 out of range");
 }
 
-static unsigned char *gzip(const void *data, size_t len, size_t *out_len)
-{
-	unsigned char *out = malloc(len + 1024);
-	z_stream z = {};
-
-	assert_non_null(out);
-	assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-	z.next_in = (Bytef *)data;
-	z.avail_in = len;
-	z.next_out = out;
-	z.avail_out = len + 1024;
-	assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-	*out_len = z.total_out;
-	deflateEnd(&z);
-	return out;
-}
-
 static void test_bad_encoding(void **state)
 {
 	static const unsigned char bad_method[] = {0x1f, 0x8b, 0x07, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3};
 	static const unsigned char not_pb[] = {0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2};
-	struct ids ids;
+	struct fixture_ids ids;
 	struct symprof *sp = build(&ids), *back;
 	unsigned char *gz, *raw, *two, *a, *c;
 	size_t gz_len, raw_len, a_len, c_len;
 
-	gz = write_pprof(sp, ALL_LABELS, &gz_len);
+	gz = fixture_write(output__write_pprof, sp, ALL_LABELS, &gz_len);
 	expect_invalid(bad_method, sizeof(bad_method), "bad gzip data");
 	expect_invalid(gz, gz_len / 2, "truncated gzip stream");
 	expect_invalid(gz, 2, "truncated gzip stream");
@@ -730,8 +592,8 @@ static void test_bad_encoding(void **state)
 	expect_invalid(raw, raw_len - 3, "not a valid Profile message");
 
 	/* a second gzip member continues the message; garbage after one does not */
-	a = gzip(raw, raw_len / 2, &a_len);
-	c = gzip(raw + raw_len / 2, raw_len - raw_len / 2, &c_len);
+	a = fixture_gzip(raw, raw_len / 2, &a_len);
+	c = fixture_gzip(raw + raw_len / 2, raw_len - raw_len / 2, &c_len);
 	two = malloc(a_len + c_len + 3);
 	assert_non_null(two);
 	memcpy(two, a, a_len);
@@ -779,7 +641,7 @@ static void test_gzip_bomb(void **state)
 
 	/* 1025 gzip members of 1 MiB of zeros each: one stream of 1025 MiB */
 	assert_non_null(zeros);
-	member = gzip(zeros, 1 << 20, &member_len);
+	member = fixture_gzip(zeros, 1 << 20, &member_len);
 	bomb = malloc(n * member_len);
 	assert_non_null(bomb);
 	for (i = 0; i < n; i++)

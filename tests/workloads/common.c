@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -69,6 +70,59 @@ uint64_t wl_parse_u64(const char *s, const char *what)
 	if (errno || end == s || *end || *s == '-')
 		wl_die("invalid %s: '%s' (expected a non-negative integer)", what, s);
 	return v;
+}
+
+void wl_run_option(struct wl_run *run, const char *name, int c, const char *arg,
+		   void (*usage)(FILE *f))
+{
+	char *end;
+
+	switch (c) {
+	case 'd':
+		run->duration = strtod(arg, &end);
+		if (end == arg || *end || run->duration < 0)
+			wl_die("%s: invalid duration '%s'", name, arg);
+		break;
+	case 'w':
+		run->wait_stdin = true;
+		break;
+	case 'o':
+		run->output = arg;
+		break;
+	case 'h':
+		usage(stdout);
+		exit(0);
+	default:
+		usage(stderr);
+		exit(2);
+	}
+}
+
+void wl_no_operands(const char *name, int argc, char **argv)
+{
+	if (optind < argc)
+		wl_die("%s: unexpected argument '%s'", name, argv[optind]);
+}
+
+void wl_parse_interval(const char *name, char *arg, uint64_t *min_us, uint64_t *max_us)
+{
+	char *comma = strchr(arg, ',');
+
+	if (comma)
+		*comma = '\0';
+	*min_us = wl_parse_u64(arg, "interval");
+	*max_us = comma ? wl_parse_u64(comma + 1, "interval") : *min_us;
+	if (!*min_us || *max_us < *min_us)
+		wl_die("%s: --interval needs 0 < MIN <= MAX", name);
+}
+
+unsigned int wl_parse_threads(const char *name, const char *arg, unsigned int max)
+{
+	uint64_t n = wl_parse_u64(arg, "thread count");
+
+	if (n < 1 || n > max)
+		wl_die("%s: --threads must be 1-%u", name, max);
+	return (unsigned int)n;
 }
 
 bool wl_stopping(void)

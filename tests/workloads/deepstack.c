@@ -94,8 +94,7 @@ static struct {
 	unsigned long depth, cut;
 	size_t frame_bytes;
 	bool main_burns;
-	double seconds;
-	const char *output;
+	struct wl_run run;
 } env = {.burn = 2, .depth = 40, .frame_bytes = 64};
 
 static struct thread threads[DS_MAX_THREADS];
@@ -304,7 +303,7 @@ WL_BURN void *deep_cut_thread(void *arg)
 /* Stops the workload after --seconds, on SIGINT/SIGTERM or at end of stdin. */
 static void *waiter(void *arg)
 {
-	wl_wait(env.seconds, true);
+	wl_wait(env.run.duration, true);
 	stop = 1;
 	return NULL;
 }
@@ -345,7 +344,7 @@ static void start_threads(unsigned int n, enum kind kind, pthread_attr_t *attr)
 
 static void report(void)
 {
-	FILE *f = wl_open_report(env.output);
+	FILE *f = wl_open_report(env.run.output);
 
 	fprintf(f,
 		"{\"pid\":%d,\"depth\":%lu,\"frame_bytes\":%zu,\"cut\":%lu,"
@@ -361,7 +360,7 @@ static void report(void)
 		fputc('}', f);
 	}
 	fputs("]}\n", f);
-	wl_close_report(f, env.output);
+	wl_close_report(f, env.run.output);
 }
 
 int main(int argc, char **argv)
@@ -414,22 +413,11 @@ int main(int argc, char **argv)
 			env.cut = wl_parse_u64(optarg, "cut");
 			cut_set = true;
 			break;
-		case 'd':
-			env.seconds = (double)wl_parse_u64(optarg, "seconds");
-			break;
-		case 'o':
-			env.output = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			wl_run_option(&env.run, "deepstack", c, optarg, usage);
 		}
 	}
-	if (optind < argc)
-		wl_die("deepstack: unexpected argument '%s'", argv[optind]);
+	wl_no_operands("deepstack", argc, argv);
 	if ((uint64_t)env.burn + env.sys + env.libc + (env.cut_threads ? CUT_MODES : 0) >
 	    DS_MAX_THREADS)
 		wl_die("deepstack: at most %d threads", DS_MAX_THREADS);

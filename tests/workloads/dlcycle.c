@@ -26,9 +26,8 @@
 static struct {
 	unsigned int threads, cycles;
 	uint64_t burn_us;
-	double duration;
-	bool wait_stdin;
-	const char *output, *lib;
+	struct wl_run run;
+	const char *lib;
 	uint64_t iters;
 } env = {
 	.threads = 2,
@@ -127,7 +126,6 @@ static void parse_args(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
-	char *end;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "c:t:b:d:wo:h", opts, NULL)) != -1) {
@@ -136,37 +134,19 @@ static void parse_args(int argc, char **argv)
 			env.cycles = (unsigned int)wl_parse_u64(optarg, "cycles");
 			break;
 		case 't':
-			env.threads = (unsigned int)wl_parse_u64(optarg, "thread count");
-			if (env.threads < 1 || env.threads > DL_MAX_THREADS)
-				wl_die("dlcycle: --threads must be 1-%d", DL_MAX_THREADS);
+			env.threads = wl_parse_threads("dlcycle", optarg, DL_MAX_THREADS);
 			break;
 		case 'b':
 			env.burn_us = wl_parse_u64(optarg, "burn time");
 			break;
-		case 'd':
-			env.duration = strtod(optarg, &end);
-			if (*end || env.duration < 0)
-				wl_die("dlcycle: invalid duration '%s'", optarg);
-			break;
-		case 'w':
-			env.wait_stdin = true;
-			break;
-		case 'o':
-			env.output = optarg;
-			break;
 		case 'L':
 			env.lib = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			exit(2);
+			wl_run_option(&env.run, "dlcycle", c, optarg, usage);
 		}
 	}
-	if (optind < argc)
-		wl_die("dlcycle: unexpected argument '%s'", argv[optind]);
+	wl_no_operands("dlcycle", argc, argv);
 }
 
 int main(int argc, char **argv)
@@ -187,8 +167,8 @@ int main(int argc, char **argv)
 	if (!realpath(env.lib, real))
 		wl_die("dlcycle: %s: %s", env.lib, strerror(errno));
 	env.iters = env.burn_us * wl_calibrate();
-	if (env.duration > 0)
-		deadline = wl_clock_ns(CLOCK_MONOTONIC) + (uint64_t)(env.duration * 1e9);
+	if (env.run.duration > 0)
+		deadline = wl_clock_ns(CLOCK_MONOTONIC) + (uint64_t)(env.run.duration * 1e9);
 
 	wl_ready("dlcycle");
 	start_ns = wl_clock_ns(CLOCK_REALTIME);
@@ -196,7 +176,7 @@ int main(int argc, char **argv)
 		struct worker ws[DL_MAX_THREADS] = {};
 		void *h;
 
-		if (wl_stopping() || (env.wait_stdin && wl_stdin_closed()) ||
+		if (wl_stopping() || (env.run.wait_stdin && wl_stdin_closed()) ||
 		    (deadline && wl_clock_ns(CLOCK_MONOTONIC) >= deadline))
 			break;
 		h = dlopen(real, RTLD_NOW | RTLD_LOCAL);
@@ -231,7 +211,7 @@ int main(int argc, char **argv)
 	end_ns = wl_clock_ns(CLOCK_REALTIME);
 	__asm__ volatile("" : : "r"(sink));
 
-	f = wl_open_report(env.output);
+	f = wl_open_report(env.run.output);
 	fprintf(f, "{\"workload\":\"dlcycle\",\"pid\":%d,\"lib\":", (int)getpid());
 	wl_json_str(f, real);
 	fprintf(f,
@@ -241,6 +221,6 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < nrec; i++)
 		fprintf(f, "%s[%u,%d]", i ? "," : "", rec_cycle[i], rec_tid[i]);
 	fprintf(f, "]}\n");
-	wl_close_report(f, env.output);
+	wl_close_report(f, env.run.output);
 	return 0;
 }

@@ -124,10 +124,9 @@ static const char *const method_names[M_COUNT] = { "key", "swap", "run_with" };
 static struct {
 	unsigned int threads, nsets;
 	uint64_t min_us, max_us, seed, start_delay_ms;
-	double duration;
-	bool wait_stdin;
+	struct wl_run run;
 	int method; /* M_COUNT: mixed */
-	const char *output, *lib;
+	const char *lib;
 	uint64_t iters_per_us;
 } env = {
 	.threads = 2,
@@ -376,7 +375,7 @@ static void load_api(void)
 
 static void write_report(struct worker *ws, uint64_t start_ns, uint64_t end_ns)
 {
-	FILE *f = wl_open_report(env.output);
+	FILE *f = wl_open_report(env.run.output);
 	uint64_t cpu[GT_MAX_SETS + 1] = { 0 }, count[GT_MAX_SETS + 1] = { 0 };
 	uint64_t by_method[M_COUNT] = { 0 }, dropped = 0, checksum = 0;
 	const char *sep = "";
@@ -436,7 +435,7 @@ static void write_report(struct worker *ws, uint64_t start_ns, uint64_t end_ns)
 		}
 	}
 	fprintf(f, "]}\n");
-	wl_close_report(f, env.output);
+	wl_close_report(f, env.run.output);
 }
 
 static void usage(FILE *f)
@@ -476,13 +475,9 @@ static void parse_args(int argc, char **argv)
 	int c;
 
 	while ((c = getopt_long(argc, argv, "t:s:i:a:d:wo:h", opts, NULL)) != -1) {
-		char *comma, *end;
-
 		switch (c) {
 		case 't':
-			env.threads = (unsigned int)wl_parse_u64(optarg, "thread count");
-			if (env.threads < 1 || env.threads > GT_MAX_THREADS)
-				wl_die("groundtruth: --threads must be 1-%d", GT_MAX_THREADS);
+			env.threads = wl_parse_threads("groundtruth", optarg, GT_MAX_THREADS);
 			break;
 		case 's':
 			env.nsets = (unsigned int)wl_parse_u64(optarg, "set count");
@@ -490,13 +485,7 @@ static void parse_args(int argc, char **argv)
 				wl_die("groundtruth: --sets must be 1-%d", GT_MAX_SETS);
 			break;
 		case 'i':
-			comma = strchr(optarg, ',');
-			if (comma)
-				*comma = '\0';
-			env.min_us = wl_parse_u64(optarg, "interval");
-			env.max_us = comma ? wl_parse_u64(comma + 1, "interval") : env.min_us;
-			if (!env.min_us || env.max_us < env.min_us)
-				wl_die("groundtruth: --interval needs 0 < MIN <= MAX");
+			wl_parse_interval("groundtruth", optarg, &env.min_us, &env.max_us);
 			break;
 		case 'a':
 			env.method = -1;
@@ -508,17 +497,6 @@ static void parse_args(int argc, char **argv)
 			if (env.method < 0)
 				wl_die("groundtruth: unknown --api '%s'", optarg);
 			break;
-		case 'd':
-			env.duration = strtod(optarg, &end);
-			if (*end || env.duration < 0)
-				wl_die("groundtruth: invalid duration '%s'", optarg);
-			break;
-		case 'w':
-			env.wait_stdin = true;
-			break;
-		case 'o':
-			env.output = optarg;
-			break;
 		case 'S':
 			env.seed = wl_parse_u64(optarg, "seed");
 			break;
@@ -528,16 +506,11 @@ static void parse_args(int argc, char **argv)
 		case 'L':
 			env.lib = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			exit(2);
+			wl_run_option(&env.run, "groundtruth", c, optarg, usage);
 		}
 	}
-	if (optind < argc)
-		wl_die("groundtruth: unexpected argument '%s'", argv[optind]);
+	wl_no_operands("groundtruth", argc, argv);
 }
 
 int main(int argc, char **argv)
@@ -563,7 +536,7 @@ int main(int argc, char **argv)
 			wl_die("groundtruth: pthread_create: %s", strerror(err));
 	}
 	wl_ready("groundtruth");
-	wl_wait(env.duration, env.wait_stdin);
+	wl_wait(env.run.duration, env.run.wait_stdin);
 	for (unsigned int i = 0; i < env.threads; i++)
 		pthread_join(ws[i].thread, NULL);
 	end_ns = wl_clock_ns(CLOCK_REALTIME);

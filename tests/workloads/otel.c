@@ -90,9 +90,8 @@ static uint64_t (*const burn_fns[MAX_CTX + 1])(uint64_t) = {
 static struct {
 	unsigned int threads, nctx;
 	uint64_t min_us, max_us, iters_per_us;
-	double duration;
-	bool wait_stdin, hostile;
-	const char *output;
+	struct wl_run run;
+	bool hostile;
 } env = {.threads = 2, .min_us = 1000, .max_us = 5000};
 
 struct interval {
@@ -270,7 +269,7 @@ static void put_labels(FILE *f, unsigned int k)
 
 static void write_report(struct worker *ws, uint64_t start_ns, uint64_t end_ns)
 {
-	FILE *f = wl_open_report(env.output);
+	FILE *f = wl_open_report(env.run.output);
 	uint64_t cpu[MAX_CTX + 1] = {0};
 	const char *sep = "";
 
@@ -302,7 +301,12 @@ static void write_report(struct worker *ws, uint64_t start_ns, uint64_t end_ns)
 		}
 	}
 	fprintf(f, "]}\n");
-	wl_close_report(f, env.output);
+	wl_close_report(f, env.run.output);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: otel [-t N] [-i MIN,MAX] [-d SEC] [-w] [-o FILE] [--hostile]\n");
 }
 
 static void parse_args(int argc, char **argv)
@@ -316,41 +320,21 @@ static void parse_args(int argc, char **argv)
 		{"hostile", no_argument, NULL, 'H'},
 		{},
 	};
-	char *comma;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "t:i:d:wo:H", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			env.threads = (unsigned int)wl_parse_u64(optarg, "thread count");
-			if (env.threads < 1 || env.threads > MAX_THREADS)
-				wl_die("otel: --threads must be 1-%d", MAX_THREADS);
+			env.threads = wl_parse_threads("otel", optarg, MAX_THREADS);
 			break;
 		case 'i':
-			comma = strchr(optarg, ',');
-			if (comma)
-				*comma = '\0';
-			env.min_us = wl_parse_u64(optarg, "interval");
-			env.max_us = comma ? wl_parse_u64(comma + 1, "interval") : env.min_us;
-			if (!env.min_us || env.max_us < env.min_us)
-				wl_die("otel: --interval needs 0 < MIN <= MAX");
-			break;
-		case 'd':
-			env.duration = strtod(optarg, NULL);
-			break;
-		case 'w':
-			env.wait_stdin = true;
-			break;
-		case 'o':
-			env.output = optarg;
+			wl_parse_interval("otel", optarg, &env.min_us, &env.max_us);
 			break;
 		case 'H':
 			env.hostile = true;
 			break;
 		default:
-			fprintf(stderr, "usage: otel [-t N] [-i MIN,MAX] [-d SEC] [-w] [-o FILE] "
-					"[--hostile]\n");
-			exit(2);
+			wl_run_option(&env.run, "otel", c, optarg, usage);
 		}
 	}
 }
@@ -378,7 +362,7 @@ int main(int argc, char **argv)
 			wl_die("otel: pthread_create failed");
 	}
 	wl_ready("otel");
-	wl_wait(env.duration, env.wait_stdin);
+	wl_wait(env.run.duration, env.run.wait_stdin);
 	wl_request_stop();
 	for (unsigned int i = 0; i < env.threads; i++)
 		pthread_join(ws[i].thread, NULL);

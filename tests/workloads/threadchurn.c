@@ -21,7 +21,7 @@
 static struct {
 	unsigned int count, parallel;
 	uint64_t burn_us;
-	const char *output;
+	struct wl_run run;
 	uint64_t iters;
 } env = {
 	.count = 3000,
@@ -97,19 +97,11 @@ static void parse_args(int argc, char **argv)
 		case 'b':
 			env.burn_us = wl_parse_u64(optarg, "burn time");
 			break;
-		case 'o':
-			env.output = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			exit(2);
+			wl_run_option(&env.run, "threadchurn", c, optarg, usage);
 		}
 	}
-	if (optind < argc)
-		wl_die("threadchurn: unexpected argument '%s'", argv[optind]);
+	wl_no_operands("threadchurn", argc, argv);
 }
 
 int main(int argc, char **argv)
@@ -146,13 +138,13 @@ int main(int argc, char **argv)
 	end_ns = wl_clock_ns(CLOCK_REALTIME);
 	__asm__ volatile("" : : "r"(sink));
 
-	f = wl_open_report(env.output);
+	f = wl_open_report(env.run.output);
 	fprintf(f, "{\"workload\":\"threadchurn\",\"pid\":%d,", (int)getpid());
 	fprintf(f, "\"start_unix_ns\":%llu,\"end_unix_ns\":%llu,\"started\":%u,\"threads\":[",
 		(unsigned long long)start_ns, (unsigned long long)end_ns, started);
 	for (unsigned int i = 0; i < started; i++)
 		fprintf(f, "%s[%u,%d]", i ? "," : "", ws[i].seq, ws[i].tid);
 	fprintf(f, "]}\n");
-	wl_close_report(f, env.output);
+	wl_close_report(f, env.run.output);
 	return 0;
 }

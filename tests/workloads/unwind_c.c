@@ -49,8 +49,7 @@ static const char *const thread_names[T_COUNT] = {"main", "tiny", "signal", "plt
 
 static struct {
 	unsigned long depth;
-	double seconds;
-	const char *output;
+	struct wl_run run;
 } env = {.depth = 300};
 
 static int tids[T_COUNT];
@@ -254,7 +253,7 @@ static void *unwind_deep_thread(void *arg)
 
 static void *waiter_thread(void *arg)
 {
-	wl_wait(env.seconds, true);
+	wl_wait(env.run.duration, true);
 	stopping = 1;
 	return NULL;
 }
@@ -301,7 +300,7 @@ static void report_calls(FILE *f, enum thread_id t)
 
 static void report(void)
 {
-	FILE *f = wl_open_report(env.output);
+	FILE *f = wl_open_report(env.run.output);
 
 	fprintf(f, "{\"pid\":%d,\"depth\":%lu,\"threads\":[", (int)getpid(), env.depth);
 	for (int t = 0; t < T_COUNT; t++) {
@@ -316,7 +315,7 @@ static void report(void)
 		fputc('}', f);
 	}
 	fputs("]}\n", f);
-	wl_close_report(f, env.output);
+	wl_close_report(f, env.run.output);
 }
 
 static void usage(FILE *f)
@@ -355,18 +354,8 @@ int main(int argc, char **argv)
 			if (env.depth > UW_MAX_DEPTH)
 				wl_die("unwind: depth above %d", UW_MAX_DEPTH);
 			break;
-		case 'd':
-			env.seconds = (double)wl_parse_u64(optarg, "seconds");
-			break;
-		case 'o':
-			env.output = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			wl_run_option(&env.run, "unwind", c, optarg, usage);
 		}
 	}
 	wl_install_stop_handlers();

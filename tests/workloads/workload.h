@@ -41,6 +41,27 @@ uint64_t wl_clock_ns(clockid_t clock);
 /* Thread id, for reports (labelprof's "tid"). */
 int wl_gettid(void);
 
+/*
+ * The run options the workloads spell the same way: -d SEC (stop after SEC
+ * seconds; 0: until stopped), -w (stop at the end of stdin), -o FILE (the
+ * report), -h (usage on stdout, exit 0).
+ */
+struct wl_run {
+	double duration;
+	bool wait_stdin;
+	const char *output;
+};
+
+/* Takes getopt's c if it is a run option; any other option prints usage on stderr, exit 2. */
+void wl_run_option(struct wl_run *run, const char *name, int c, const char *arg,
+		   void (*usage)(FILE *f));
+/* Fails on operands left after the options. */
+void wl_no_operands(const char *name, int argc, char **argv);
+/* "MIN[,MAX]" microseconds into min and max, 0 < MIN <= MAX (arg is cut at the comma). */
+void wl_parse_interval(const char *name, char *arg, uint64_t *min_us, uint64_t *max_us);
+/* A thread count, 1 .. max. */
+unsigned int wl_parse_threads(const char *name, const char *arg, unsigned int max);
+
 /* Fails with a message naming what went wrong. */
 void wl_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 uint64_t wl_parse_u64(const char *s, const char *what);

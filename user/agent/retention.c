@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "agent/log.h"
+#include "lib/array.h"
 #include "agent/retention.h"
 
 size_t retention__select(const struct retention_entry *e, size_t n, __u64 max_bytes,
@@ -44,7 +45,7 @@ static int entry_cmp(const void *a, const void *b)
 int retention__apply_dir(const char *dir, const char *prefix, __u64 max_bytes, __u64 max_age_ns,
 			 __u64 now_ns)
 {
-	struct retention_entry *e = NULL, *grown;
+	struct retention_entry *e = NULL;
 	size_t n = 0, cap = 0, drop, i, plen = strlen(prefix);
 	struct dirent *de;
 	struct stat st;
@@ -57,14 +58,9 @@ int retention__apply_dir(const char *dir, const char *prefix, __u64 max_bytes, _
 		if (strncmp(de->d_name, prefix, plen) ||
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			grown = realloc(e, cap * sizeof(*e));
-			if (!grown) {
-				err = -ENOMEM;
-				goto out_free;
-			}
-			e = grown;
+		if (ARRAY_RESERVE_MIN(e, cap, n + 1, 64)) {
+			err = -ENOMEM;
+			goto out_free;
 		}
 		e[n].name = strdup(de->d_name);
 		if (!e[n].name) {

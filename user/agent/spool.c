@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "agent/log.h"
+#include "lib/array.h"
 #include "agent/retention.h"
 #include "agent/spool.h"
 
@@ -57,18 +58,7 @@ static bool parse_name(const char *name, struct spool_item *it)
 
 static int grow(struct spool *sp)
 {
-	struct spool_item *items;
-	size_t cap;
-
-	if (sp->count < sp->cap)
-		return 0;
-	cap = sp->cap ? sp->cap * 2 : 16;
-	items = realloc(sp->items, cap * sizeof(*items));
-	if (!items)
-		return -ENOMEM;
-	sp->items = items;
-	sp->cap = cap;
-	return 0;
+	return ARRAY_RESERVE(sp->items, sp->cap, sp->count + 1) ? -ENOMEM : 0;
 }
 
 static int item_cmp(const void *a, const void *b)

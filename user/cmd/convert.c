@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "lib/array.h"
 #include "cmd/commands.h"
 #include "format/input.h"
 #include "format/output.h"
@@ -79,7 +80,7 @@ static bool keeps_key(const struct sp_string *key, void *sel)
 static int read_all(int fd, unsigned char **out, size_t *len)
 {
 	size_t cap = 1 << 16, n = 0;
-	unsigned char *buf = malloc(cap), *nb;
+	unsigned char *buf = malloc(cap);
 	ssize_t r;
 
 	if (!buf)
@@ -90,13 +91,10 @@ static int read_all(int fd, unsigned char **out, size_t *len)
 				free(buf);
 				return -EFBIG;
 			}
-			cap *= 2;
-			nb = realloc(buf, cap);
-			if (!nb) {
+			if (ARRAY_RESERVE(buf, cap, n + 1)) {
 				free(buf);
 				return -ENOMEM;
 			}
-			buf = nb;
 		}
 		r = read(fd, buf + n, cap - n);
 		if (r < 0 && errno == EINTR)

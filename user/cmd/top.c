@@ -79,18 +79,28 @@ struct top_env {
 	bool cumulative;
 };
 
+/* Refresh interval: default and bounds, in seconds (printed by --help as written). */
+#define TOP_DEFAULT_INTERVAL_S 1
+#define TOP_MIN_INTERVAL_S     0.1
+#define TOP_MAX_INTERVAL_S     3600
+
 enum {
 	OPT_BY = 0x100,
 	OPT_INTERVAL,
 	OPT_CUMULATIVE,
 };
 
+/* clang-format off */
+static const char interval_doc[] = "Refresh this often, " __stringify(TOP_MIN_INTERVAL_S)
+	" .. " __stringify(TOP_MAX_INTERVAL_S) " (default " __stringify(TOP_DEFAULT_INTERVAL_S) ")";
+/* clang-format on */
+
 static const struct argp_option top_options[] = {
 	{"by", OPT_BY, "KEY[,KEY...]", 0,
 	 "One row per value of KEY, or per combination of values of the KEYs, \"(not set)\" "
 	 "for samples without one (default: the key most samples set, chosen once)",
 	 0},
-	{"interval", OPT_INTERVAL, "SECONDS", 0, "Refresh this often (default 1)", 0},
+	{"interval", OPT_INTERVAL, "SECONDS", 0, interval_doc, 0},
 	{"iterations", 'n', "N", 0, "Stop after N refreshes", 0},
 	{"cumulative", OPT_CUMULATIVE, NULL, 0,
 	 "Shares since the start instead of over the last interval", 0},
@@ -141,8 +151,9 @@ static error_t parse_top_opt(int key, char *arg, struct argp_state *state)
 		return parse_by(env, arg, state);
 	case OPT_INTERVAL:
 		d = strtod(arg, &end);
-		if (end == arg || *end || !(d >= 0.1) || d > 3600)
-			argp_error(state, "--interval: invalid interval '%s' (0.1 .. 3600 seconds)", arg);
+		if (end == arg || *end || !(d >= TOP_MIN_INTERVAL_S) || d > TOP_MAX_INTERVAL_S)
+			argp_error(state, "--interval: invalid interval '%s' (%g .. %g seconds)",
+				   arg, TOP_MIN_INTERVAL_S, (double)TOP_MAX_INTERVAL_S);
 		env->interval_s = d;
 		break;
 	case 'n':
@@ -310,8 +321,11 @@ static const char *const help_lines[] = {
 	"  h, ?   this help; any key returns",
 	"  q      quit (Ctrl-C too)",
 	"",
-	"A key with more values than --max-label-values (100) in a refresh, a",
-	"request id say, shows as one row KEY=*; trace and span ids are no rows.",
+	/* clang-format off */
+	"A key with more values than --max-label-values (default "
+		__stringify(CLI_DEFAULT_MAX_LABEL_VALUES) ") in a refresh,",
+	/* clang-format on */
+	"a request id say, shows as one row KEY=*; trace and span ids are no rows.",
 	"",
 	"On the command line: --by KEY[,KEY...] chooses the rows, --interval the",
 	"refresh, --cumulative shows shares since the start, -p PID and --cgroup",
@@ -574,7 +588,7 @@ int cmd_top(int argc, char **argv)
 {
 	static struct top_env env = {
 		.sampling = {.opts = SAMPLER_OPTS_INIT(SAMPLER_DEFAULT_FREQ_HZ)},
-		.interval_s = 1,
+		.interval_s = TOP_DEFAULT_INTERVAL_S,
 	};
 	static const struct argp_child children[] = {
 		{&sampling_argp, 0, "What to sample:", 1},

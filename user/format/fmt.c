@@ -87,17 +87,26 @@ void fmt__json_label_sources(FILE *f, const struct profile_label *labels, size_t
 	putc_unlocked('}', f);
 }
 
+__u32 fmt__label_source_by_name(const void *name, size_t len)
+{
+	__u32 source;
+
+	for (source = LP_SRC_OTEL_THREAD; source <= LP_SRC_OTEL_PROCESS; source++) {
+		const char *s = fmt__label_source_name(source);
+
+		if (len == strlen(s) && !memcmp(name, s, len))
+			return source;
+	}
+	return LP_SRC_CUSTOM_LABELS;
+}
+
 __u32 fmt__label_source_of_unit(const char *unit)
 {
 	size_t prefix = strlen(FMT_LABEL_SOURCE_UNIT);
-	__u32 source;
 
 	if (strncmp(unit, FMT_LABEL_SOURCE_UNIT, prefix))
 		return LP_SRC_CUSTOM_LABELS;
-	for (source = LP_SRC_OTEL_THREAD; source <= LP_SRC_OTEL_PROCESS; source++)
-		if (!strcmp(unit + prefix, fmt__label_source_name(source)))
-			return source;
-	return LP_SRC_CUSTOM_LABELS;
+	return fmt__label_source_by_name(unit + prefix, strlen(unit + prefix));
 }
 
 static const char *const status_names[32] = {

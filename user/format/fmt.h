@@ -25,6 +25,8 @@ void fmt__json_bytes(FILE *f, const void *p, size_t n);
 void fmt__json_labels(FILE *f, const struct profile_label *labels, size_t n);
 /* "custom_labels", "otel_thread", "go_pprof", "otel_process" (enum lp_label_source). */
 const char *fmt__label_source_name(__u32 source);
+/* The source named by the len bytes at name; LP_SRC_CUSTOM_LABELS for a name it does not know. */
+__u32 fmt__label_source_by_name(const void *name, size_t len);
 
 /*
  * The source a unit of a pprof label or OTLP attribute names (FMT_LABEL_SOURCE_UNIT

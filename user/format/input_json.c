@@ -497,14 +497,8 @@ static int read_frames(struct jp *p, __u32 *stack)
  */
 static int read_label_sources(struct jp *p, size_t *n)
 {
-	static const char *const names[] = {
-		[LP_SRC_CUSTOM_LABELS] = "custom_labels",
-		[LP_SRC_OTEL_THREAD] = "otel_thread",
-		[LP_SRC_GO_PPROF] = "go_pprof",
-		[LP_SRC_OTEL_PROCESS] = "otel_process",
-	};
 	bool first = true;
-	__u32 key, i;
+	__u32 key;
 	int r;
 
 	*n = 0;
@@ -519,11 +513,8 @@ static int read_label_sources(struct jp *p, size_t *n)
 		r = json__reserve(&p->j, &p->sources, &p->sources_cap, *n + 1, sizeof(*p->sources));
 		if (r)
 			return r;
-		p->sources[*n] = (struct sp_label){key, 0, LP_SRC_CUSTOM_LABELS};
-		for (i = 0; i < ARRAY_SIZE(names); i++)
-			if (p->j.str_len == strlen(names[i]) &&
-			    !memcmp(p->j.str, names[i], p->j.str_len))
-				p->sources[*n].source = i;
+		p->sources[*n] = (struct sp_label){
+			key, 0, fmt__label_source_by_name(p->j.str, p->j.str_len)};
 		(*n)++;
 	}
 	return r;

@@ -456,6 +456,8 @@ static __u32 hex_id(struct reader *r, const ProtobufCBinaryData *b)
  * The labels a Link stands for, after the n labels of the sample: none if
  * those labels derive this very Link (the writer kept them), else trace_id
  * and span_id in hex. Labels already there win (first key wins in a set).
+ * Their source is the OpenTelemetry thread context: a Link has no unit to
+ * carry another, and a Link is that context's trace and span by definition.
  */
 static void link_labels(struct reader *r, int32_t li, size_t *n)
 {

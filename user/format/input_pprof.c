@@ -429,7 +429,7 @@ static int read_labels(struct reader *r, size_t i, const pb_sample *s, struct sp
 			    MAX_SAMPLE_LABELS);
 	for (j = 0; j < s->n_label; j++) {
 		const pb_label *l = s->label[j];
-		__u32 key, value, unit;
+		__u32 key, value, unit, source;
 
 		err = str(r, l->key, "label key", &key) ?:
 		      str(r, l->num_unit, "label num_unit", &unit) ?:
@@ -439,7 +439,9 @@ static int read_labels(struct reader *r, size_t i, const pb_sample *s, struct sp
 		if (symprof__str(r->sp, key)->len > LP_MAX_KEY_LEN)
 			return fail(r, "sample %zu: label key longer than %d bytes", i,
 				    LP_MAX_KEY_LEN);
-		if (!l->str && (l->num || l->num_unit)) {
+		/* the source a labelprof profile gives in num_unit (output.h) */
+		source = fmt__label_source_of_unit((const char *)symprof__str(r->sp, unit)->bytes);
+		if (!l->str && (l->num || (l->num_unit && source == LP_SRC_CUSTOM_LABELS))) {
 			bool pid = str_is(r, key, "pid"), tid = !pid && str_is(r, key, "tid");
 
 			if ((pid || tid) && (l->num < 0 || l->num > UINT32_MAX))
@@ -455,6 +457,7 @@ static int read_labels(struct reader *r, size_t i, const pb_sample *s, struct sp
 			}
 			snprintf(num, sizeof(num), "%" PRId64, l->num);
 			value = symprof__cstring(r->sp, num);
+			source = LP_SRC_CUSTOM_LABELS;
 		} else if (r->comm_label && !comm_seen && str_is(r, key, "comm")) {
 			*proc_name = value;
 			comm_seen = true;
@@ -465,12 +468,7 @@ static int read_labels(struct reader *r, size_t i, const pb_sample *s, struct sp
 			thread_name_seen = true;
 			continue;
 		}
-		/* the source a labelprof profile gives in num_unit (output.h) */
-		labels[n++] = (struct sp_label){
-			key, value,
-			l->str ? fmt__label_source_of_unit(
-					 (const char *)symprof__str(r->sp, unit)->bytes)
-			       : LP_SRC_CUSTOM_LABELS};
+		labels[n++] = (struct sp_label){key, value, source};
 	}
 	out->label_set = symprof__label_set(r->sp, labels, n);
 	return 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/array.h"
 #include "lib/compiler.h"
 #include "lib/hex.h"
 #include "format/json.h"
@@ -46,22 +47,7 @@ int json__oom(struct json *p)
 /* Grows *arr (elements of sz bytes) to hold at least n. */
 int json__reserve(struct json *p, void *arr, size_t *cap, size_t n, size_t sz)
 {
-	void **a = arr, *na;
-	size_t ncap;
-
-	if (n <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 16;
-	while (ncap < n)
-		ncap *= 2;
-	if (ncap > SIZE_MAX / sz)
-		return json__oom(p);
-	na = realloc(*a, ncap * sz);
-	if (!na)
-		return json__oom(p);
-	*a = na;
-	*cap = ncap;
-	return 0;
+	return array__reserve(arr, cap, n, sz, 0) ? json__oom(p) : 0;
 }
 
 /* ---- lexer ---------------------------------------------------------------- */

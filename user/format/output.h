@@ -135,8 +135,9 @@ int output__write_report(FILE *f, const struct symprof *sp, const struct output_
  * its num_unit: FMT_LABEL_SOURCE_UNIT and the source's name (fmt.h). Go
  * tools read num_unit for numeric labels only, so it shows nowhere (a label
  * or comment per sample would be one more tag in -tags and the tag filters,
- * and a key can come from several sources); an empty value has none, as
- * str = 0 with a unit would read as the number 0.
+ * and a key can come from several sources). An empty value of another
+ * source has str = 0 and that unit: the unit is what tells it from the
+ * number 0 (Go tools show it as 0 with the unit).
  */
 #define OUTPUT_PPROF_EXTRA_LABELS "labelprof extra labels: "
 #define OUTPUT_PPROF_NO_STACK	  "[no stack]"

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "format/output.h"
+#include "lib/array.h"
 #include "profile/profile.h"
 #include "format/labelfold.h"
 #include "profile/symprof.h"
@@ -30,20 +31,7 @@ struct folded {
 
 static int reserve(struct folded *w, size_t n)
 {
-	size_t ncap;
-	char *nb;
-
-	if (w->cap - w->len >= n)
-		return 0;
-	ncap = w->cap ? w->cap : 1 << 16;
-	while (ncap - w->len < n)
-		ncap *= 2;
-	nb = realloc(w->buf, ncap);
-	if (!nb)
-		return -ENOMEM;
-	w->buf = nb;
-	w->cap = ncap;
-	return 0;
+	return ARRAY_RESERVE_MIN(w->buf, w->cap, w->len + n, 1 << 16) ? -ENOMEM : 0;
 }
 
 static int put(struct folded *w, const char *s, size_t n)
@@ -194,15 +182,8 @@ static int add_line(struct folded *w, const struct sp_sample *s)
 		err = put_str(w, ";[dropped]");
 	if (err)
 		return err;
-	if (w->nr == w->cap_lines) {
-		size_t ncap = w->cap_lines ? w->cap_lines * 2 : 1024;
-		struct line *nl = realloc(w->lines, ncap * sizeof(*nl));
-
-		if (!nl)
-			return -ENOMEM;
-		w->lines = nl;
-		w->cap_lines = ncap;
-	}
+	if (ARRAY_RESERVE_MIN(w->lines, w->cap_lines, w->nr + 1, 1024))
+		return -ENOMEM;
 	w->lines[w->nr++] = (struct line){start, w->len - start, s->count};
 	return 0;
 }

@@ -294,23 +294,32 @@ static __u32 build_id_attribute(struct writer *w, __u32 build_id)
 	return attribute_add(w, cstring_index(w, OTLP_BUILD_ID), v);
 }
 
+/*
+ * The message of a new entry of a dictionary table for the profile's item id;
+ * NULL when id is 0, its index (in idx) is known already, or on error: the
+ * caller then returns idx[id], 0 unless known.
+ */
+static void *entry_new(struct writer *w, const __u32 *idx, __u32 id,
+		       const ProtobufCMessageDescriptor *d)
+{
+	return id && !idx[id] ? msg_new(w, d) : NULL;
+}
+
 static __u32 mapping_index(struct writer *w, __u32 id)
 {
 	const struct sp_mapping *m = &w->sp->mappings[id];
 	otlp_mapping *pm;
 
-	if (!id || w->mapping_idx[id])
+	pm = entry_new(w, w->mapping_idx, id, &PROF(mapping));
+	if (!pm)
 		return w->mapping_idx[id];
-	pm = msg_new(w, &PROF(mapping));
-	if (pm) {
-		pm->memory_start = m->start;
-		pm->memory_limit = m->limit;
-		pm->file_offset = m->file_offset;
-		pm->filename_strindex = sp_string_index(w, m->file);
-		if (m->build_id)
-			pm->attribute_indices = one_index(w, build_id_attribute(w, m->build_id),
-							  &pm->n_attribute_indices);
-	}
+	pm->memory_start = m->start;
+	pm->memory_limit = m->limit;
+	pm->file_offset = m->file_offset;
+	pm->filename_strindex = sp_string_index(w, m->file);
+	if (m->build_id)
+		pm->attribute_indices =
+			one_index(w, build_id_attribute(w, m->build_id), &pm->n_attribute_indices);
 	return w->mapping_idx[id] = table_add(w, &w->tab[TAB_MAPPING], MSG(pm));
 }
 
@@ -334,15 +343,13 @@ static __u32 function_index(struct writer *w, __u32 id)
 	const struct sp_function *f = &w->sp->functions[id];
 	otlp_function *pf;
 
-	if (!id || w->function_idx[id])
+	pf = entry_new(w, w->function_idx, id, &PROF(function));
+	if (!pf)
 		return w->function_idx[id];
-	pf = msg_new(w, &PROF(function));
-	if (pf) {
-		pf->name_strindex = sp_string_index(w, f->name);
-		pf->system_name_strindex = sp_string_index(w, f->system_name);
-		pf->filename_strindex = sp_string_index(w, f->file);
-		pf->start_line = f->start_line;
-	}
+	pf->name_strindex = sp_string_index(w, f->name);
+	pf->system_name_strindex = sp_string_index(w, f->system_name);
+	pf->filename_strindex = sp_string_index(w, f->file);
+	pf->start_line = f->start_line;
 	return w->function_idx[id] = table_add(w, &w->tab[TAB_FUNCTION], MSG(pf));
 }
 
@@ -362,11 +369,9 @@ static __u32 location_index(struct writer *w, __u32 id)
 	otlp_location *pl;
 	size_t i;
 
-	if (!id || w->location_idx[id])
-		return w->location_idx[id];
-	pl = msg_new(w, &PROF(location));
+	pl = entry_new(w, w->location_idx, id, &PROF(location));
 	if (!pl)
-		return 0;
+		return w->location_idx[id];
 	pl->mapping_index =
 		l->mapping || !l->kernel ? mapping_index(w, l->mapping) : kernel_mapping_index(w);
 	pl->address = l->address;
@@ -393,11 +398,9 @@ static __u32 stack_index(struct writer *w, __u32 id)
 	otlp_stack *ps;
 	size_t i;
 
-	if (!id || w->stack_idx[id])
-		return w->stack_idx[id];
-	ps = msg_new(w, &PROF(stack));
+	ps = entry_new(w, w->stack_idx, id, &PROF(stack));
 	if (!ps)
-		return 0;
+		return w->stack_idx[id];
 	ps->location_indices = xcalloc(w, r->count, sizeof(*ps->location_indices));
 	if (ps->location_indices) {
 		ps->n_location_indices = r->count;

@@ -250,8 +250,8 @@ static size_t sample_labels(struct writer *w, const struct sp_sample *s, pb_labe
 
 		l[n].key = put_string(w, label->key);
 		l[n].str = put_string(w, label->value);
-		if (l[n].str)
-			l[n].num_unit = source_unit(w, label->source);
+		/* an empty value (str 0) too: the reader tells it from a number by the unit */
+		l[n].num_unit = source_unit(w, label->source);
 		n++;
 	}
 	return n;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "format/fmt.h"
+#include "lib/array.h"
 #include "format/labelfold.h"
 #include "format/output.h"
 #include "profile/symprof.h"
@@ -44,23 +45,6 @@ struct report {
 	int err;
 };
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
 static const struct sp_function *leaf_line_function(const struct symprof *sp,
 						    const struct sp_location *loc)
 {
@@ -85,7 +69,7 @@ static const char *leaf_function(struct report *r, const struct sp_sample *s)
 	if (!name->len)
 		return "[unknown] [k]";
 	if (asprintf(&kname, "%s [k]", name->bytes) < 0 ||
-	    grow((void **)&r->names, &r->names_cap, r->nnames + 1, sizeof(char *))) {
+	    ARRAY_RESERVE_MIN(r->names, r->names_cap, r->nnames + 1, 64)) {
 		r->err = -ENOMEM;
 		return "[unknown] [k]";
 	}
@@ -99,7 +83,7 @@ static int add_row(struct report *r, __u32 key, const __u32 *value, const char *
 	const struct sp_string *k = symprof__str(r->sp, key);
 	const struct sp_string *v = value ? symprof__str(r->sp, *value) : NULL;
 
-	if (grow((void **)&r->rows, &r->cap, r->len + 1, sizeof(*r->rows)))
+	if (ARRAY_RESERVE_MIN(r->rows, r->cap, r->len + 1, 64))
 		return -ENOMEM;
 	r->rows[r->len++] = (struct report_row){
 		.key = k->bytes,
@@ -119,7 +103,7 @@ static int note_key(struct report *r, __u32 key)
 	for (i = 0; i < r->nkeys; i++)
 		if (r->keys[i] == key)
 			return 0;
-	if (grow((void **)&r->keys, &r->keys_cap, r->nkeys + 1, sizeof(*r->keys)))
+	if (ARRAY_RESERVE_MIN(r->keys, r->keys_cap, r->nkeys + 1, 64))
 		return -ENOMEM;
 	r->keys[r->nkeys++] = key;
 	return 0;
@@ -241,7 +225,7 @@ static int print_key(FILE *f, const struct report *r, size_t first, size_t end)
 		if (!prev || !prev->value != !row->value ||
 		    (row->value && symprof__bytes_cmp(prev->value, prev->value_len, row->value,
 						      row->value_len))) {
-			if (grow((void **)&values, &cap, nvalues + 1, sizeof(*values))) {
+			if (ARRAY_RESERVE_MIN(values, cap, nvalues + 1, 64)) {
 				free(values);
 				return -ENOMEM;
 			}

@@ -2,94 +2,90 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "lib/array.h"
 #include "lib/pairmap.h"
 
-static size_t pairmap_hash(__u64 k1, __u64 k2)
+struct pair_key {
+	__u64 k1, k2;
+};
+
+static __u64 pairmap_hash(__u64 k1, __u64 k2)
 {
 	__u64 h = k1 * 0x9e3779b97f4a7c15ULL ^ (k2 + 0x632be59bd9b4e019ULL) * 0xbf58476d1ce4e5b9ULL;
 
 	h ^= h >> 31;
 	h *= 0x94d049bb133111ebULL;
-	h ^= h >> 29;
-	return h;
+	return h ^ (h >> 29);
 }
 
-static struct pairmap_slot *pairmap_find(const struct pairmap *t, __u64 k1, __u64 k2)
+static bool pairmap_eq(const void *ctx, __u32 id, const void *key)
 {
-	size_t i;
+	const struct pairmap_entry *e = &((const struct pairmap *)ctx)->entries[id];
+	const struct pair_key *k = key;
 
-	if (!t->cap)
-		return NULL;
-	for (i = pairmap_hash(k1, k2) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
-		struct pairmap_slot *s = &t->slots[i];
+	return e->k1 == k->k1 && e->k2 == k->k2;
+}
 
-		if (!s->val || (s->k1 == k1 && s->k2 == k2))
-			return s;
-	}
+static struct hashmap_slot *pairmap_find(const struct pairmap *t, __u64 h, __u64 k1, __u64 k2)
+{
+	struct pair_key k = {k1, k2};
+
+	return hashmap__find(&t->index, h, pairmap_eq, t, &k);
 }
 
 void *pairmap__get(const struct pairmap *t, __u64 k1, __u64 k2)
 {
-	struct pairmap_slot *s = pairmap_find(t, k1, k2);
+	__u32 id;
 
-	return s ? s->val : NULL;
-}
-
-static int pairmap_grow(struct pairmap *t)
-{
-	size_t ncap = t->cap ? t->cap * 2 : 64, i;
-	struct pairmap old = *t;
-
-	t->slots = calloc(ncap, sizeof(*t->slots));
-	if (!t->slots) {
-		*t = old;
-		return -ENOMEM;
-	}
-	t->cap = ncap;
-	for (i = 0; i < old.cap; i++)
-		if (old.slots[i].val)
-			*pairmap_find(t, old.slots[i].k1, old.slots[i].k2) = old.slots[i];
-	free(old.slots);
-	return 0;
+	if (!hashmap_slot__id(pairmap_find(t, pairmap_hash(k1, k2), k1, k2), &id))
+		return NULL;
+	return t->entries[id].val;
 }
 
 int pairmap__put(struct pairmap *t, __u64 k1, __u64 k2, void *val)
 {
-	struct pairmap_slot *s;
+	__u64 h = pairmap_hash(k1, k2);
+	struct hashmap_slot *s;
+	__u32 id;
 
-	if ((t->count + 1) * 2 > t->cap && pairmap_grow(t))
+	if (hashmap__reserve(&t->index, 0))
 		return -ENOMEM;
-	s = pairmap_find(t, k1, k2);
-	if (!s->val)
-		t->count++;
-	*s = (struct pairmap_slot){k1, k2, val};
+	s = pairmap_find(t, h, k1, k2);
+	if (hashmap_slot__id(s, &id)) {
+		t->entries[id].val = val;
+		return 0;
+	}
+	if (ARRAY_RESERVE(t->entries, t->cap, t->count + 1))
+		return -ENOMEM;
+	t->entries[t->count] = (struct pairmap_entry){k1, k2, val};
+	hashmap__set(&t->index, s, h, t->count++);
 	return 0;
 }
 
-/* Backward-shift deletion keeps probe chains intact without tombstones. */
 void pairmap__del(struct pairmap *t, __u64 k1, __u64 k2)
 {
-	struct pairmap_slot *s = pairmap_find(t, k1, k2);
-	size_t mask = t->cap - 1, i, j;
+	struct hashmap_slot *s = pairmap_find(t, pairmap_hash(k1, k2), k1, k2);
+	__u32 id, last;
 
-	if (!s || !s->val)
+	if (!hashmap_slot__id(s, &id))
 		return;
-	i = s - t->slots;
-	for (j = (i + 1) & mask; t->slots[j].val; j = (j + 1) & mask) {
-		size_t home = pairmap_hash(t->slots[j].k1, t->slots[j].k2) & mask;
-
-		/* Move j into the hole at i unless its home lies cyclically in (i, j]. */
-		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
-			t->slots[i] = t->slots[j];
-			i = j;
-		}
+	hashmap__del(&t->index, s);
+	last = --t->count;
+	if (id != last) {
+		t->entries[id] = t->entries[last];
+		hashmap__renumber(&t->index, pairmap_hash(t->entries[id].k1, t->entries[id].k2),
+				  last, id);
 	}
-	t->slots[i].val = NULL;
-	t->count--;
 }
 
 void pairmap__free(struct pairmap *t)
 {
-	free(t->slots);
+	hashmap__free(&t->index);
+	free(t->entries);
 	*t = (struct pairmap){0};
+}
+
+size_t pairmap__bytes(const struct pairmap *t)
+{
+	return hashmap__bytes(&t->index) + t->cap * sizeof(*t->entries);
 }

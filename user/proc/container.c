@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/array.h"
 #include "lib/compiler.h"
+#include "lib/hashmap.h"
 #include "proc/container.h"
 
 /* A byte range of the cgroup path. */
@@ -223,15 +225,15 @@ int container__read(pid_t pid, struct container_info *out)
 }
 
 struct cache_entry {
-	pid_t pid; /* 0: free slot */
+	pid_t pid;
 	unsigned int gen;
 	struct container_info info;
 };
 
 struct container_cache {
-	struct cache_entry *slots;
-	size_t cap; /* power of two, at most twice max_entries (rounded up) */
-	size_t count;
+	struct cache_entry *entries;
+	size_t count, cap;
+	struct hashmap index; /* pid -> entries[id] */
 	size_t max_entries;
 	unsigned int gen;
 	struct container_info uncached;
@@ -252,82 +254,78 @@ void container_cache__free(struct container_cache *c)
 {
 	if (!c)
 		return;
-	free(c->slots);
+	hashmap__free(&c->index);
+	free(c->entries);
 	free(c);
 }
 
-static struct cache_entry *slot_of(struct cache_entry *slots, size_t cap, pid_t pid)
+static bool pid_eq(const void *ctx, __u32 id, const void *key)
 {
-	size_t i = ((size_t)pid * 0x9e3779b97f4a7c15ull) & (cap - 1);
-
-	while (slots[i].pid && slots[i].pid != pid)
-		i = (i + 1) & (cap - 1);
-	return &slots[i];
-}
-
-/* Moves the entries of generation gen (all if 0) into a table of new_cap slots. */
-static int rehash(struct container_cache *c, size_t new_cap, unsigned int gen)
-{
-	struct cache_entry *slots = calloc(new_cap, sizeof(*slots)), *e;
-	size_t i;
-
-	if (!slots)
-		return -ENOMEM;
-	c->count = 0;
-	for (i = 0; i < c->cap; i++) {
-		e = &c->slots[i];
-		if (!e->pid || (gen && e->gen != gen))
-			continue;
-		*slot_of(slots, new_cap, e->pid) = *e;
-		c->count++;
-	}
-	free(c->slots);
-	c->slots = slots;
-	c->cap = new_cap;
-	return 0;
+	return ((const struct container_cache *)ctx)->entries[id].pid == *(const pid_t *)key;
 }
 
 const struct container_info *container_cache__get(struct container_cache *c, pid_t pid)
 {
+	struct hashmap_slot *s;
 	struct cache_entry *e;
+	__u64 h = hashmap__hash_u64((__u32)pid);
+	__u32 id;
 
 	if (pid <= 0) {
 		memset(&c->uncached, 0, sizeof(c->uncached));
 		return &c->uncached;
 	}
-	if (c->cap) {
-		e = slot_of(c->slots, c->cap, pid);
-		if (e->pid) {
-			e->gen = c->gen;
-			return &e->info;
-		}
+	if (hashmap_slot__id(hashmap__find(&c->index, h, pid_eq, c, &pid), &id)) {
+		c->entries[id].gen = c->gen;
+		return &c->entries[id].info;
 	}
-	/* the table stays at most half full: probes stay short */
-	if (c->count >= c->max_entries ||
-	    ((c->count + 1) * 2 > c->cap && rehash(c, c->cap ? c->cap * 2 : 64, 0))) {
+	if (c->count >= c->max_entries || hashmap__reserve(&c->index, 0) ||
+	    ARRAY_RESERVE(c->entries, c->cap, c->count + 1)) {
 		container__read(pid, &c->uncached);
 		return &c->uncached;
 	}
-	e = slot_of(c->slots, c->cap, pid);
+	s = hashmap__find(&c->index, h, pid_eq, c, &pid);
+	e = &c->entries[c->count];
 	e->pid = pid;
 	e->gen = c->gen;
 	container__read(pid, &e->info);
-	c->count++;
+	hashmap__set(&c->index, s, h, c->count++);
 	return &e->info;
 }
 
 int container_cache__sweep(struct container_cache *c)
 {
-	size_t cap = c->cap;
+	size_t i, n = 0, cap = c->cap;
+	struct cache_entry *shrunk;
 	int err = 0;
 
-	if (cap) {
-		/* shrink when mostly empty, so that a burst of processes is not held forever */
-		while (cap > 64 && c->count * 8 < cap)
-			cap /= 2;
-		err = rehash(c, cap, c->gen);
+	for (i = 0; i < c->count; i++)
+		if (c->entries[i].gen == c->gen)
+			c->entries[n++] = c->entries[i];
+	c->count = n;
+	/* shrink when mostly empty, so that a burst of processes is not held forever */
+	while (cap > 64 && n * 8 < cap)
+		cap /= 2;
+	if (cap < c->cap && (shrunk = realloc(c->entries, cap * sizeof(*shrunk)))) {
+		c->entries = shrunk;
+		c->cap = cap;
 	}
-	/* after a failure the stale entries go at the next sweep */
+	/* the index is built anew, to the size of what is left */
+	hashmap__free(&c->index);
+	for (i = 0; i < n && !err; i++) {
+		__u64 h = hashmap__hash_u64((__u32)c->entries[i].pid);
+
+		err = hashmap__reserve(&c->index, 0);
+		if (!err)
+			hashmap__set(&c->index,
+				     hashmap__find(&c->index, h, pid_eq, c, &c->entries[i].pid), h,
+				     i);
+	}
+	/* an index that could not be built forgets every entry */
+	if (err) {
+		hashmap__free(&c->index);
+		c->count = 0;
+	}
 	c->gen++;
 	return err;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/array.h"
 #include "lib/hex.h"
 #include "proc/maps.h"
 
@@ -178,27 +179,9 @@ int maps__parse(const char *buf, size_t len, unsigned int flags, struct maps **o
 			continue;
 		if ((flags & MAPS_EXEC_ONLY) && !(e.prot & MAPS_PROT_EXEC))
 			continue;
-		if (m->count == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct maps_entry *n = realloc(m->entries, ncap * sizeof(*n));
-
-			if (!n)
-				goto out_free;
-			m->entries = n;
-			cap = ncap;
-		}
-		if (paths_cap - paths_len < path_len + 1) {
-			size_t ncap = paths_cap ? paths_cap : 4096;
-			char *n;
-
-			while (ncap - paths_len < path_len + 1)
-				ncap *= 2;
-			n = realloc(m->paths, ncap);
-			if (!n)
-				goto out_free;
-			m->paths = n;
-			paths_cap = ncap;
-		}
+		if (ARRAY_RESERVE_MIN(m->entries, cap, m->count + 1, 64) ||
+		    ARRAY_RESERVE_MIN(m->paths, paths_cap, paths_len + path_len + 1, 4096))
+			goto out_free;
 		memcpy(m->paths + paths_len, path, path_len);
 		m->paths[paths_len + path_len] = '\0';
 		/* An offset until the blob stops moving. */
@@ -257,19 +240,14 @@ int maps__read(int pid, unsigned int flags, struct maps **out)
 		ssize_t n;
 
 		if (len == cap) {
-			char *nbuf;
-
 			if (cap >= MAPS_MAX_FILE_BYTES) {
 				err = -EFBIG;
 				goto out_free;
 			}
-			nbuf = realloc(buf, cap * 2);
-			if (!nbuf) {
+			if (ARRAY_RESERVE(buf, cap, len + 1)) {
 				err = -ENOMEM;
 				goto out_free;
 			}
-			buf = nbuf;
-			cap *= 2;
 		}
 		n = read(fd, buf + len, cap - len);
 		if (n < 0 && errno == EINTR)

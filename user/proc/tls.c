@@ -19,8 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/array.h"
 #include "lib/compiler.h"
+#include "lib/list.h"
 #include "lib/msg.h"
+#include "lib/pairmap.h"
 #include "proc/maps.h"
 #include "proc/root.h"
 #include "proc/tls.h"
@@ -35,9 +38,8 @@
 /* ---- cache ---------------------------------------------------------------- */
 
 struct cache_entry {
-	struct cache_entry *hnext;	 /* hash chain */
-	struct cache_entry *prev, *next; /* LRU list, most recent first */
-	uint64_t dev, ino;		 /* key, as in /proc/PID/maps */
+	struct list lru;   /* most recent first */
+	uint64_t dev, ino; /* key, as in /proc/PID/maps */
 	/* What the file looked like when inspected. */
 	uint64_t st_dev, st_ino, st_size;
 	struct timespec st_mtim;
@@ -46,10 +48,9 @@ struct cache_entry {
 };
 
 struct tls_cache {
-	struct cache_entry **buckets;
-	unsigned int nbuckets; /* power of two */
-	unsigned int nr, max_entries;
-	struct cache_entry lru; /* list head */
+	struct pairmap entries; /* (dev, ino) -> cache_entry */
+	unsigned int max_entries;
+	struct list lru;
 	struct tls_cache_stats stats;
 };
 
@@ -62,69 +63,33 @@ struct tls_cache *tls_cache__new(unsigned int max_entries)
 	cache = calloc(1, sizeof(*cache));
 	if (!cache)
 		return NULL;
-	cache->nbuckets = 16;
-	while (cache->nbuckets < max_entries)
-		cache->nbuckets <<= 1;
-	cache->buckets = calloc(cache->nbuckets, sizeof(*cache->buckets));
-	if (!cache->buckets) {
-		free(cache);
-		return NULL;
-	}
 	cache->max_entries = max_entries;
-	cache->lru.next = cache->lru.prev = &cache->lru;
+	list__init(&cache->lru);
 	return cache;
 }
 
 void tls_cache__free(struct tls_cache *cache)
 {
-	struct cache_entry *e, *next;
+	size_t i;
 
 	if (!cache)
 		return;
-	for (e = cache->lru.next; e != &cache->lru; e = next) {
-		next = e->next;
-		free(e);
-	}
-	free(cache->buckets);
+	for (i = 0; i < cache->entries.count; i++)
+		free(cache->entries.entries[i].val);
+	pairmap__free(&cache->entries);
 	free(cache);
 }
 
 void tls_cache__stats(const struct tls_cache *cache, struct tls_cache_stats *stats)
 {
 	*stats = cache->stats;
-	stats->entries = cache->nr;
-}
-
-static struct cache_entry **cache_slot(struct tls_cache *cache, uint64_t dev, uint64_t ino)
-{
-	uint64_t h = (ino ^ (dev * 0x9e3779b97f4a7c15ull)) * 0x9e3779b97f4a7c15ull;
-
-	return &cache->buckets[(h >> 32) & (cache->nbuckets - 1)];
-}
-
-static void lru_unlink(struct cache_entry *e)
-{
-	e->prev->next = e->next;
-	e->next->prev = e->prev;
-}
-
-static void lru_push(struct tls_cache *cache, struct cache_entry *e)
-{
-	e->next = cache->lru.next;
-	e->prev = &cache->lru;
-	cache->lru.next->prev = e;
-	cache->lru.next = e;
+	stats->entries = cache->entries.count;
 }
 
 static void cache_remove(struct tls_cache *cache, struct cache_entry *e)
 {
-	struct cache_entry **pp = cache_slot(cache, e->dev, e->ino);
-
-	while (*pp != e)
-		pp = &(*pp)->hnext;
-	*pp = e->hnext;
-	lru_unlink(e);
-	cache->nr--;
+	pairmap__del(&cache->entries, e->dev, e->ino);
+	list__del(&e->lru);
 	free(e);
 }
 
@@ -139,31 +104,28 @@ static bool entry_matches(const struct cache_entry *e, const struct stat *st)
 static struct cache_entry *cache_lookup(struct tls_cache *cache, uint64_t dev, uint64_t ino,
 					const struct stat *st)
 {
-	struct cache_entry *e;
+	struct cache_entry *e = pairmap__get(&cache->entries, dev, ino);
 
-	for (e = *cache_slot(cache, dev, ino); e; e = e->hnext) {
-		if (e->dev != dev || e->ino != ino)
-			continue;
-		if (!entry_matches(e, st)) {
-			cache_remove(cache, e);
-			break;
-		}
-		lru_unlink(e);
-		lru_push(cache, e);
-		cache->stats.hits++;
-		return e;
+	if (e && !entry_matches(e, st)) {
+		cache_remove(cache, e);
+		e = NULL;
 	}
-	cache->stats.misses++;
-	return NULL;
+	if (!e) {
+		cache->stats.misses++;
+		return NULL;
+	}
+	list__touch(&cache->lru, &e->lru);
+	cache->stats.hits++;
+	return e;
 }
 
 static void cache_insert(struct tls_cache *cache, uint64_t dev, uint64_t ino, const struct stat *st,
 			 int err, const struct tls_file_info *info)
 {
-	struct cache_entry *e, **slot;
+	struct cache_entry *e;
 
-	if (cache->nr >= cache->max_entries) {
-		cache_remove(cache, cache->lru.prev);
+	if (cache->entries.count >= cache->max_entries) {
+		cache_remove(cache, container_of(cache->lru.prev, struct cache_entry, lru));
 		cache->stats.evictions++;
 	}
 	e = malloc(sizeof(*e));
@@ -177,11 +139,11 @@ static void cache_insert(struct tls_cache *cache, uint64_t dev, uint64_t ino, co
 	e->st_mtim = st->st_mtim;
 	e->err = err;
 	e->info = *info;
-	slot = cache_slot(cache, dev, ino);
-	e->hnext = *slot;
-	*slot = e;
-	lru_push(cache, e);
-	cache->nr++;
+	if (pairmap__put(&cache->entries, dev, ino, e)) {
+		free(e);
+		return;
+	}
+	list__add(&cache->lru, &e->lru);
 }
 
 /* ---- live processes ------------------------------------------------------- */
@@ -211,26 +173,6 @@ static void proc__free(struct proc *p)
 		close(p->mem_fd);
 }
 
-static int grow(void **array, size_t *cap, size_t nr, size_t elem, size_t max)
-{
-	size_t new_cap;
-	void *tmp;
-
-	if (nr < *cap)
-		return 0;
-	if (nr >= max)
-		return -E2BIG;
-	new_cap = *cap ? *cap * 2 : 64;
-	if (new_cap > max)
-		new_cap = max;
-	tmp = realloc(*array, new_cap * elem);
-	if (!tmp)
-		return -ENOMEM;
-	*array = tmp;
-	*cap = new_cap;
-	return 0;
-}
-
 static int proc__add_object(struct proc *p, size_t *cap, const struct maps_entry *e)
 {
 	uint64_t dev = makedev(e->dev_major, e->dev_minor);
@@ -241,7 +183,9 @@ static int proc__add_object(struct proc *p, size_t *cap, const struct maps_entry
 	for (i = 0; i < p->nr_objs; i++)
 		if (p->objs[i].dev == dev && p->objs[i].map->inode == e->inode)
 			return 0;
-	ret = grow((void **)&p->objs, cap, p->nr_objs, sizeof(*p->objs), MAPS_MAX_OBJECTS);
+	if (p->nr_objs >= MAPS_MAX_OBJECTS)
+		return -E2BIG;
+	ret = ARRAY_RESERVE_MIN(p->objs, *cap, p->nr_objs + 1, 64);
 	if (ret)
 		return ret;
 	o = &p->objs[p->nr_objs++];

@@ -9,13 +9,11 @@
 
 #include "labelprof.h"
 #include "lib/hex.h"
+#include "lib/pairmap.h"
 #include "profile/otel_labels.h"
-
-#define NBUCKETS 1024
 
 /* What is known of one process's context. */
 struct otel_proc {
-	struct otel_proc *next;
 	__u32 pid;
 	bool stale;		     /* a key index the map did not name: read again */
 	__u64 check_ns;		     /* when the context was last looked for or checked */
@@ -25,7 +23,7 @@ struct otel_proc {
 };
 
 struct otel_labels {
-	struct otel_proc *buckets[NBUCKETS];
+	struct pairmap procs;  /* pid -> otel_proc */
 	struct otel_proc *cur; /* the process of the record being resolved */
 	/* Hex ids of the record being resolved (extra starts a record). */
 	char trace_hex[2 * LP_OTEL_TRACE_ID_LEN];
@@ -64,37 +62,25 @@ static void proc_clear(struct otel_proc *p)
 
 void otel_labels__free(struct otel_labels *o)
 {
-	struct otel_proc *p, *next;
 	size_t i;
 
 	if (!o)
 		return;
-	for (i = 0; i < NBUCKETS; i++) {
-		for (p = o->buckets[i]; p; p = next) {
-			next = p->next;
-			proc_clear(p);
-			free(p);
-		}
+	for (i = 0; i < o->procs.count; i++) {
+		proc_clear(o->procs.entries[i].val);
+		free(o->procs.entries[i].val);
 	}
+	pairmap__free(&o->procs);
 	free(o);
-}
-
-static struct otel_proc **slot_of(struct otel_labels *o, __u32 pid)
-{
-	struct otel_proc **pp = &o->buckets[(pid * 2654435761u) % NBUCKETS];
-
-	while (*pp && (*pp)->pid != pid)
-		pp = &(*pp)->next;
-	return pp;
 }
 
 void otel_labels__forget(struct otel_labels *o, __u32 pid)
 {
-	struct otel_proc **pp = slot_of(o, pid), *p = *pp;
+	struct otel_proc *p = pairmap__get(&o->procs, pid, 0);
 
 	if (!p)
 		return;
-	*pp = p->next;
+	pairmap__del(&o->procs, pid, 0);
 	if (o->cur == p)
 		o->cur = NULL;
 	proc_clear(p);
@@ -138,15 +124,18 @@ static void proc_read(struct otel_proc *p, __u64 now)
 /* pid's entry, its context read or checked if it is time to. */
 static struct otel_proc *proc_get(struct otel_labels *o, __u32 pid)
 {
-	struct otel_proc **pp = slot_of(o, pid), *p = *pp;
+	struct otel_proc *p = pairmap__get(&o->procs, pid, 0);
 	__u64 now = now_ns(), published_at;
 
 	if (!p) {
 		p = calloc(1, sizeof(*p));
 		if (!p)
 			return NULL;
+		if (pairmap__put(&o->procs, pid, 0, p)) {
+			free(p);
+			return NULL;
+		}
 		p->pid = pid;
-		*pp = p;
 		proc_read(p, now);
 		return p;
 	}

@@ -2,8 +2,8 @@
 /*
  * Profile aggregation. The hot path for an already seen (label set, stack,
  * entry) hashes the record's bytes in place and allocates nothing: label sets,
- * stacks and entries live in growable arrays indexed by open-addressing
- * tables, their bytes in an arena that is only freed with the profile.
+ * stacks and entries live in growable arrays indexed by lib/hashmap.h maps,
+ * their bytes in an arena that is only freed with the profile.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -13,6 +13,8 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "lib/array.h"
+#include "lib/hashmap.h"
 #include "profile/labelsel.h"
 #include "profile/profile.h"
 #include "symbolize/symbols.h"
@@ -24,7 +26,6 @@
 
 /* A label set; its identity is its canonical encoding (see lset_intern). */
 struct lset {
-	__u64 hash;
 	struct profile_label *labels;
 	const unsigned char *enc;
 	__u32 enc_len;
@@ -32,31 +33,17 @@ struct lset {
 };
 
 struct stack {
-	__u64 hash;
 	__u64 *ips; /* kernel IPs then user IPs */
 	__u16 klen, ulen;
 };
 
 struct entry {
-	__u64 hash;
 	__u64 count;
 	__u32 pid, tid;
 	__u32 lset, stack, snapshot;
 	__u32 status;
 	__u8 comm_len;
 	char comm[LP_COMM_LEN + 1];
-};
-
-/* Open addressing over indices into one of the arrays. */
-struct itab_slot {
-	__u32 hash; /* low bits of the item's hash */
-	__u32 idx1; /* index + 1; 0: empty */
-};
-
-struct itab {
-	struct itab_slot *slots;
-	size_t cap; /* 0 or a power of two */
-	size_t count;
 };
 
 struct arena_chunk {
@@ -82,7 +69,7 @@ struct profile {
 	size_t nr_stacks, cap_stacks;
 	struct entry *entries;
 	size_t nr_entries, cap_entries;
-	struct itab lset_tab, stack_tab, entry_tab;
+	struct hashmap lset_tab, stack_tab, entry_tab;
 	struct arena_chunk *arena;
 	struct dlabel *scratch;
 	size_t cap_scratch;
@@ -169,73 +156,28 @@ static void *arena_alloc(struct profile *p, size_t size)
 	return ret;
 }
 
-/* Makes room for one more element in an array of *cap elements of size sz. */
-static int grow(struct profile *p, void **arr, size_t nr, size_t *cap, size_t sz)
+/*
+ * Room for need elements of an array of *cap elements of size sz, at least
+ * min_cap of them; counts the growth.
+ */
+static int reserve(struct profile *p, void *arrp, size_t *cap, size_t need, size_t sz,
+		   size_t min_cap)
 {
-	size_t ncap;
-	void *n;
+	size_t old = *cap;
+	int err = array__reserve(arrp, cap, need, sz, min_cap);
 
-	if (nr < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 256;
-	n = realloc(*arr, ncap * sz);
-	if (!n)
-		return -ENOMEM;
-	p->bytes += (ncap - *cap) * sz;
-	*arr = n;
-	*cap = ncap;
-	return 0;
+	p->bytes += (*cap - old) * sz;
+	return err;
 }
 
-/* ---- index tables ------------------------------------------------------------------ */
-
-typedef bool (*itab_eq_fn)(const struct profile *p, __u32 idx, const void *key);
-
-/* The slot holding an item equal to key, or the empty slot where it would go. */
-static struct itab_slot *itab_find(const struct profile *p, const struct itab *t, __u64 hash,
-				   itab_eq_fn eq, const void *key)
+/* Room for one more item in map; counts the growth. */
+static int map_reserve(struct profile *p, struct hashmap *map)
 {
-	size_t i;
+	size_t old = hashmap__bytes(map);
+	int err = hashmap__reserve(map, 1024);
 
-	for (i = hash & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
-		struct itab_slot *s = &t->slots[i];
-
-		if (!s->idx1)
-			return s;
-		if (s->hash == (__u32)hash && eq(p, s->idx1 - 1, key))
-			return s;
-	}
-}
-
-/* Keeps the load factor under 1/2; rehashing needs the items' stored hashes. */
-static int itab_reserve(struct profile *p, struct itab *t, const void *items, size_t item_size)
-{
-	size_t ncap = t->cap ? t->cap * 2 : 1024, i, j;
-	struct itab_slot *n;
-
-	if ((t->count + 1) * 2 <= t->cap)
-		return 0;
-	n = calloc(ncap, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	for (i = 0; i < t->cap; i++) {
-		const struct itab_slot *s = &t->slots[i];
-		__u64 hash;
-
-		if (!s->idx1)
-			continue;
-		/* Every item type starts with its __u64 hash. */
-		memcpy(&hash, (const char *)items + (size_t)(s->idx1 - 1) * item_size,
-		       sizeof(hash));
-		for (j = hash & (ncap - 1); n[j].idx1; j = (j + 1) & (ncap - 1))
-			;
-		n[j] = *s;
-	}
-	free(t->slots);
-	p->bytes += (ncap - t->cap) * sizeof(*n);
-	t->slots = n;
-	t->cap = ncap;
-	return 0;
+	p->bytes += hashmap__bytes(map) - old;
+	return err;
 }
 
 /* ---- label sets ------------------------------------------------------------------- */
@@ -295,8 +237,9 @@ static size_t canonicalize(struct dlabel *v, size_t n)
 	return out;
 }
 
-static bool lset_eq(const struct profile *p, __u32 idx, const void *key)
+static bool lset_eq(const void *ctx, __u32 idx, const void *key)
 {
+	const struct profile *p = ctx;
 	const struct lset_key *k = key;
 	const struct lset *s = &p->lsets[idx];
 
@@ -314,7 +257,6 @@ static int lset_intern(struct profile *p, const struct dlabel *labels, size_t n,
 {
 	struct lset_key key = {p->enc, 0};
 	struct profile_label *copy;
-	struct itab_slot *slot;
 	unsigned char *enc;
 	struct lset *s;
 	size_t i;
@@ -341,17 +283,12 @@ static int lset_intern(struct profile *p, const struct dlabel *labels, size_t n,
 		key.len += sizeof(lh) + l->key_len + l->value_len;
 	}
 	h = hash_final(hash_bytes(mix(p->seed, n), key.enc, key.len));
-	if (p->lset_tab.cap) {
-		slot = itab_find(p, &p->lset_tab, h, lset_eq, &key);
-		if (slot->idx1) {
-			*id = slot->idx1 - 1;
-			return 0;
-		}
-	}
+	if (hashmap_slot__id(hashmap__find(&p->lset_tab, h, lset_eq, p, &key), id))
+		return 0;
 	if (p->bytes > p->max_bytes)
 		return -ENOSPC;
-	if (itab_reserve(p, &p->lset_tab, p->lsets, sizeof(*p->lsets)) ||
-	    grow(p, (void **)&p->lsets, p->nr_lsets, &p->cap_lsets, sizeof(*p->lsets)))
+	if (map_reserve(p, &p->lset_tab) ||
+	    reserve(p, &p->lsets, &p->cap_lsets, p->nr_lsets + 1, sizeof(*p->lsets), 256))
 		return -ENOMEM;
 	copy = arena_alloc(p, n * sizeof(*copy) + key.len);
 	if (!copy)
@@ -368,10 +305,9 @@ static int lset_intern(struct profile *p, const struct dlabel *labels, size_t n,
 		enc += l->key_len + l->value_len;
 	}
 	s = &p->lsets[p->nr_lsets];
-	*s = (struct lset){h, copy, (unsigned char *)(copy + n), key.len, n};
-	slot = itab_find(p, &p->lset_tab, h, lset_eq, &key);
-	*slot = (struct itab_slot){(__u32)h, p->nr_lsets + 1};
-	p->lset_tab.count++;
+	*s = (struct lset){copy, (unsigned char *)(copy + n), key.len, n};
+	hashmap__set(&p->lset_tab, hashmap__find(&p->lset_tab, h, lset_eq, p, &key), h,
+		     p->nr_lsets);
 	*id = p->nr_lsets++;
 	return 0;
 }
@@ -383,8 +319,9 @@ struct stack_key {
 	__u16 klen, ulen;
 };
 
-static bool stack_eq(const struct profile *p, __u32 idx, const void *key)
+static bool stack_eq(const void *ctx, __u32 idx, const void *key)
 {
+	const struct profile *p = ctx;
 	const struct stack_key *k = key;
 	const struct stack *s = &p->stacks[idx];
 
@@ -397,37 +334,31 @@ static int stack_intern(struct profile *p, const struct stack_key *k, __u32 *id)
 	size_t bytes = ((size_t)k->klen + k->ulen) * sizeof(__u64);
 	__u64 h =
 		hash_final(hash_bytes(mix(p->seed, k->klen | (__u64)k->ulen << 16), k->ips, bytes));
-	struct itab_slot *slot;
 	__u64 *ips;
 
-	if (p->stack_tab.cap) {
-		slot = itab_find(p, &p->stack_tab, h, stack_eq, k);
-		if (slot->idx1) {
-			*id = slot->idx1 - 1;
-			return 0;
-		}
-	}
+	if (hashmap_slot__id(hashmap__find(&p->stack_tab, h, stack_eq, p, k), id))
+		return 0;
 	if (p->bytes > p->max_bytes)
 		return -ENOSPC;
-	if (itab_reserve(p, &p->stack_tab, p->stacks, sizeof(*p->stacks)) ||
-	    grow(p, (void **)&p->stacks, p->nr_stacks, &p->cap_stacks, sizeof(*p->stacks)))
+	if (map_reserve(p, &p->stack_tab) ||
+	    reserve(p, &p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks), 256))
 		return -ENOMEM;
 	ips = arena_alloc(p, bytes);
 	if (!ips)
 		return -ENOMEM;
 	memcpy(ips, k->ips, bytes);
-	p->stacks[p->nr_stacks] = (struct stack){h, ips, k->klen, k->ulen};
-	slot = itab_find(p, &p->stack_tab, h, stack_eq, k);
-	*slot = (struct itab_slot){(__u32)h, p->nr_stacks + 1};
-	p->stack_tab.count++;
+	p->stacks[p->nr_stacks] = (struct stack){ips, k->klen, k->ulen};
+	hashmap__set(&p->stack_tab, hashmap__find(&p->stack_tab, h, stack_eq, p, k), h,
+		     p->nr_stacks);
 	*id = p->nr_stacks++;
 	return 0;
 }
 
 /* ---- entries ------------------------------------------------------------------------ */
 
-static bool entry_eq(const struct profile *p, __u32 idx, const void *key)
+static bool entry_eq(const void *ctx, __u32 idx, const void *key)
 {
+	const struct profile *p = ctx;
 	const struct entry *k = key, *e = &p->entries[idx];
 
 	return e->pid == k->pid && e->tid == k->tid && e->lset == k->lset && e->stack == k->stack &&
@@ -438,31 +369,29 @@ static bool entry_eq(const struct profile *p, __u32 idx, const void *key)
 /* Counts the sample into the entry equal to k; *created tells whether it is new. */
 static int entry_add(struct profile *p, struct entry *k, __u32 status, bool *created)
 {
-	struct itab_slot *slot = NULL;
+	struct hashmap_slot *slot;
 	struct entry *e;
-
-	k->hash = hash_final(hash_bytes(mix(mix(mix(p->seed, k->pid | (__u64)k->tid << 32),
+	__u32 id;
+	__u64 h = hash_final(hash_bytes(mix(mix(mix(p->seed, k->pid | (__u64)k->tid << 32),
 						k->lset | (__u64)k->stack << 32),
 					    k->snapshot),
 					k->comm, k->comm_len));
+
 	*created = false;
-	if (p->entry_tab.cap)
-		slot = itab_find(p, &p->entry_tab, k->hash, entry_eq, k);
-	if (!slot || !slot->idx1) {
+	if (!hashmap_slot__id(hashmap__find(&p->entry_tab, h, entry_eq, p, k), &id)) {
 		if (p->bytes > 2 * p->max_bytes)
 			return -ENOSPC;
-		if (itab_reserve(p, &p->entry_tab, p->entries, sizeof(*p->entries)) ||
-		    grow(p, (void **)&p->entries, p->nr_entries, &p->cap_entries,
-			 sizeof(*p->entries)))
+		if (map_reserve(p, &p->entry_tab) ||
+		    reserve(p, &p->entries, &p->cap_entries, p->nr_entries + 1, sizeof(*p->entries),
+			    256))
 			return -ENOMEM;
-		slot = itab_find(p, &p->entry_tab, k->hash, entry_eq, k);
+		slot = hashmap__find(&p->entry_tab, h, entry_eq, p, k);
 		p->entries[p->nr_entries] = *k;
-		*slot = (struct itab_slot){(__u32)k->hash, p->nr_entries + 1};
-		p->entry_tab.count++;
-		p->nr_entries++;
+		id = p->nr_entries++;
+		hashmap__set(&p->entry_tab, slot, h, id);
 		*created = true;
 	}
-	e = &p->entries[slot->idx1 - 1];
+	e = &p->entries[id];
 	e->count++;
 	e->status |= status;
 	return 0;
@@ -472,17 +401,8 @@ static int entry_add(struct profile *p, struct entry *k, __u32 status, bool *cre
 
 static int reserve_scratch(struct profile *p, size_t count)
 {
-	struct dlabel *n;
-
-	if (count <= p->cap_scratch)
-		return 0;
-	n = realloc(p->scratch, count * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	p->bytes += (count - p->cap_scratch) * sizeof(*n);
-	p->scratch = n;
-	p->cap_scratch = count;
-	return 0;
+	return reserve(p, &p->scratch, &p->cap_scratch, count, sizeof(*p->scratch), 0) ? -ENOMEM
+										       : 0;
 }
 
 /*
@@ -700,9 +620,9 @@ void profile__free(struct profile *p)
 	free(p->lsets);
 	free(p->stacks);
 	free(p->entries);
-	free(p->lset_tab.slots);
-	free(p->stack_tab.slots);
-	free(p->entry_tab.slots);
+	hashmap__free(&p->lset_tab);
+	hashmap__free(&p->stack_tab);
+	hashmap__free(&p->entry_tab);
 	free(p->scratch);
 	free(p->enc);
 	free(p);

@@ -1,21 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Symbolized profile tables. Each interned table has an open-addressing
- * index of ids (0: empty slot) hashed on the entry's contents, so adding an
- * entry that exists costs one lookup and stores nothing.
+ * Symbolized profile tables. Each interned table has an index of ids
+ * (lib/hashmap.h) hashed on the entry's contents, so adding an entry that
+ * exists costs one lookup and stores nothing.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/array.h"
 #include "lib/hash.h"
+#include "lib/hashmap.h"
 #include "profile/symprof.h"
-
-struct id_index {
-	__u32 *slots;
-	size_t cap; /* a power of two, or 0 */
-	size_t used;
-};
 
 enum table {
 	T_STRING,
@@ -30,7 +26,7 @@ enum table {
 };
 
 struct symprof_index {
-	struct id_index idx[T_COUNT];
+	struct hashmap idx[T_COUNT];
 	/* capacities of the public arrays */
 	size_t cap_strings, cap_mappings, cap_functions, cap_lines, cap_locations;
 	size_t cap_stack_locations, cap_stacks, cap_labels, cap_label_sets, cap_samples;
@@ -46,29 +42,15 @@ static __u64 hash_finish(__u64 h)
 	return h;
 }
 
-/* Grows *arr (element size sz) to hold at least n elements. */
-static int grow(struct symprof *sp, void **arr, size_t *cap, size_t n, size_t sz)
+/* err from lib/array.h, kept as the profile's error. */
+static int grown(struct symprof *sp, int err)
 {
-	size_t ncap;
-	void *na;
-
-	if (n <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 16;
-	while (ncap < n)
-		ncap *= 2;
-	na = realloc(*arr, ncap * sz);
-	if (!na) {
+	if (err)
 		sp->error = -ENOMEM;
-		return -ENOMEM;
-	}
-	*arr = na;
-	*cap = ncap;
-	return 0;
+	return err;
 }
 
-#define GROW(sp, field, capfield, n)                                                               \
-	grow(sp, (void **)&(sp)->field, &(sp)->index->capfield, n, sizeof(*(sp)->field))
+#define GROW(sp, field, capfield, n) grown(sp, ARRAY_RESERVE((sp)->field, (sp)->index->capfield, n))
 
 /* Hash and equality of an entry already in a table, or of a candidate. */
 static __u64 hash_string(const void *bytes, size_t len)
@@ -110,8 +92,10 @@ static __u64 hash_mapping(const struct sp_mapping *m)
 	return hash_finish(hash_fnv1a(h, &m->kernel, sizeof(m->kernel)));
 }
 
-static bool mapping_eq(const struct sp_mapping *a, const struct sp_mapping *b)
+static bool mapping_eq(const void *ctx, __u32 id, const void *key)
 {
+	const struct sp_mapping *a = &((const struct symprof *)ctx)->mappings[id], *b = key;
+
 	return a->start == b->start && a->limit == b->limit && a->file_offset == b->file_offset &&
 	       a->file == b->file && a->build_id == b->build_id && a->kernel == b->kernel;
 }
@@ -123,8 +107,10 @@ static __u64 hash_function(const struct sp_function *f)
 	return hash_ids(k, 4);
 }
 
-static bool function_eq(const struct sp_function *a, const struct sp_function *b)
+static bool function_eq(const void *ctx, __u32 id, const void *key)
 {
+	const struct sp_function *a = &((const struct symprof *)ctx)->functions[id], *b = key;
+
 	return a->name == b->name && a->system_name == b->system_name && a->file == b->file &&
 	       a->start_line == b->start_line;
 }
@@ -136,101 +122,72 @@ static __u64 hash_sample(const struct sp_sample *s)
 	return hash_ids(k, 5);
 }
 
-static bool sample_eq(const struct sp_sample *a, const struct sp_sample *b)
+static bool sample_eq(const void *ctx, __u32 id, const void *key)
 {
+	const struct sp_sample *a = &((const struct symprof *)ctx)->samples[id], *b = key;
+
 	return a->pid == b->pid && a->tid == b->tid && a->comm == b->comm &&
 	       a->label_set == b->label_set && a->stack == b->stack;
 }
 
-/* The id stored in the slot for hash h that satisfies eq, or the empty slot to use. */
-#define INDEX_FIND(ix, h, id_var, eq_expr)                                                         \
-	({                                                                                         \
-		size_t _mask = (ix)->cap - 1, _i = (h)&_mask;                                      \
-		__u32 *_slot;                                                                      \
-		for (;;) {                                                                         \
-			_slot = &(ix)->slots[_i];                                                  \
-			id_var = *_slot;                                                           \
-			if (!id_var || (eq_expr))                                                  \
-				break;                                                             \
-			_i = (_i + 1) & _mask;                                                     \
-		}                                                                                  \
-		_slot;                                                                             \
-	})
-
 /*
- * Makes room for one more id. Rehashing needs each entry's hash: hash_of(sp,
- * id) recomputes it from the table.
+ * Looks key up in table t: 1 with its *id, or 0 with the *slot to fill
+ * (index_add) once the entry is stored; -ENOMEM.
  */
-static int index_reserve(struct symprof *sp, struct id_index *ix,
-			 __u64 (*hash_of)(const struct symprof *, __u32))
+static int index_find(struct symprof *sp, enum table t, __u64 h, hashmap_eq_fn eq, const void *key,
+		      struct hashmap_slot **slot, __u32 *id)
 {
-	size_t ncap, i, j;
-	__u32 *ns;
+	struct hashmap *m = &sp->index->idx[t];
 
-	if ((ix->used + 1) * 4 < ix->cap * 3)
-		return 0;
-	ncap = ix->cap ? ix->cap * 2 : 64;
-	ns = calloc(ncap, sizeof(*ns));
-	if (!ns) {
-		sp->error = -ENOMEM;
-		return -ENOMEM;
-	}
-	for (i = 0; i < ix->cap; i++) {
-		__u32 id = ix->slots[i];
-
-		if (!id)
-			continue;
-		for (j = hash_of(sp, id) & (ncap - 1); ns[j]; j = (j + 1) & (ncap - 1))
-			;
-		ns[j] = id;
-	}
-	free(ix->slots);
-	ix->slots = ns;
-	ix->cap = ncap;
-	return 0;
+	if (hashmap__reserve(m, 0))
+		return sp->error = -ENOMEM;
+	*slot = hashmap__find(m, h, eq, sp, key);
+	return hashmap_slot__id(*slot, id);
 }
 
-static __u64 string_hash_of(const struct symprof *sp, __u32 id)
+static void index_add(struct symprof *sp, enum table t, struct hashmap_slot *slot, __u64 h,
+		      __u32 id)
 {
-	return hash_string(sp->strings[id].bytes, sp->strings[id].len);
+	hashmap__set(&sp->index->idx[t], slot, h, id);
 }
 
-static __u64 mapping_hash_of(const struct symprof *sp, __u32 id)
+struct bytes_key {
+	const void *p;
+	size_t n;
+};
+
+static bool string_eq(const void *ctx, __u32 id, const void *key)
 {
-	return hash_mapping(&sp->mappings[id]);
+	const struct sp_string *a = &((const struct symprof *)ctx)->strings[id];
+	const struct bytes_key *k = key;
+
+	return a->len == k->n && !memcmp(a->bytes, k->p, k->n);
 }
 
-static __u64 function_hash_of(const struct symprof *sp, __u32 id)
+/* A stack's locations or a label set's labels: a range of an array. */
+static bool range_eq(const struct sp_range *r, const void *arr, size_t elem,
+		     const struct bytes_key *k)
 {
-	return hash_function(&sp->functions[id]);
+	return r->count == k->n && !memcmp((const char *)arr + r->first * elem, k->p, k->n * elem);
 }
 
-static __u64 location_hash_of(const struct symprof *sp, __u32 id)
+static bool stack_eq(const void *ctx, __u32 id, const void *key)
 {
-	const struct sp_location *l = &sp->locations[id];
+	const struct symprof *sp = ctx;
 
-	return hash_location(l, sp->lines + l->first_line, l->line_count);
+	return range_eq(&sp->stacks[id], sp->stack_locations, sizeof(*sp->stack_locations), key);
 }
 
-static __u64 stack_hash_of(const struct symprof *sp, __u32 id)
+static bool label_set_eq(const void *ctx, __u32 id, const void *key)
 {
-	return hash_ids(sp->stack_locations + sp->stacks[id].first, sp->stacks[id].count);
+	const struct symprof *sp = ctx;
+
+	return range_eq(&sp->label_sets[id], sp->labels, sizeof(*sp->labels), key);
 }
 
-static __u64 label_set_hash_of(const struct symprof *sp, __u32 id)
+static bool process_eq(const void *ctx, __u32 id, const void *key)
 {
-	return hash_labels(sp->labels + sp->label_sets[id].first, sp->label_sets[id].count);
-}
-
-/* Samples have no zero entry: ids in the index are index + 1. */
-static __u64 sample_hash_of(const struct symprof *sp, __u32 id)
-{
-	return hash_sample(&sp->samples[id - 1]);
-}
-
-static __u64 process_hash_of(const struct symprof *sp, __u32 id)
-{
-	return hash_ids(&sp->processes[id - 1].pid, 1);
+	return ((const struct symprof *)ctx)->processes[id].pid == *(const __u32 *)key;
 }
 
 struct symprof *symprof__new(void)
@@ -278,7 +235,7 @@ void symprof__free(struct symprof *sp)
 		free((void *)sp->strings[i].bytes);
 	if (sp->index)
 		for (i = 0; i < T_COUNT; i++)
-			free(sp->index->idx[i].slots);
+			hashmap__free(&sp->index->idx[i]);
 	free(sp->index);
 	free(sp->strings);
 	free(sp->mappings);
@@ -301,19 +258,18 @@ int symprof__error(const struct symprof *sp)
 
 __u32 symprof__string(struct symprof *sp, const void *bytes, size_t len)
 {
-	struct id_index *ix = &sp->index->idx[T_STRING];
 	__u64 h = hash_string(bytes, len);
+	struct bytes_key k = {bytes, len};
+	struct hashmap_slot *slot;
 	unsigned char *copy;
-	__u32 id, *slot;
+	__u32 id;
+	int found;
 
 	if (!len || sp->error)
 		return 0;
-	if (index_reserve(sp, ix, string_hash_of))
-		return 0;
-	slot = INDEX_FIND(ix, h, id,
-			  sp->strings[id].len == len && !memcmp(sp->strings[id].bytes, bytes, len));
-	if (id)
-		return id;
+	found = index_find(sp, T_STRING, h, string_eq, &k, &slot, &id);
+	if (found)
+		return found > 0 ? id : 0;
 	if (GROW(sp, strings, cap_strings, sp->string_count + 1))
 		return 0;
 	copy = malloc(len + 1);
@@ -325,8 +281,7 @@ __u32 symprof__string(struct symprof *sp, const void *bytes, size_t len)
 	copy[len] = 0;
 	id = sp->string_count++;
 	sp->strings[id] = (struct sp_string){copy, len};
-	*slot = id;
-	ix->used++;
+	index_add(sp, T_STRING, slot, h, id);
 	return id;
 }
 
@@ -337,48 +292,57 @@ __u32 symprof__cstring(struct symprof *sp, const char *s)
 
 __u32 symprof__mapping(struct symprof *sp, const struct sp_mapping *m)
 {
-	struct id_index *ix = &sp->index->idx[T_MAPPING];
 	__u64 h = hash_mapping(m);
-	__u32 id, *slot;
+	struct hashmap_slot *slot;
+	__u32 id;
+	int found;
 
-	if (sp->error || index_reserve(sp, ix, mapping_hash_of))
+	if (sp->error)
 		return 0;
-	slot = INDEX_FIND(ix, h, id, mapping_eq(&sp->mappings[id], m));
-	if (id)
-		return id;
+	found = index_find(sp, T_MAPPING, h, mapping_eq, m, &slot, &id);
+	if (found)
+		return found > 0 ? id : 0;
 	if (GROW(sp, mappings, cap_mappings, sp->mapping_count + 1))
 		return 0;
 	id = sp->mapping_count++;
 	sp->mappings[id] = *m;
-	*slot = id;
-	ix->used++;
+	index_add(sp, T_MAPPING, slot, h, id);
 	return id;
 }
 
 __u32 symprof__function(struct symprof *sp, const struct sp_function *f)
 {
-	struct id_index *ix = &sp->index->idx[T_FUNCTION];
 	__u64 h = hash_function(f);
-	__u32 id, *slot;
+	struct hashmap_slot *slot;
+	__u32 id;
+	int found;
 
-	if (sp->error || index_reserve(sp, ix, function_hash_of))
+	if (sp->error)
 		return 0;
-	slot = INDEX_FIND(ix, h, id, function_eq(&sp->functions[id], f));
-	if (id)
-		return id;
+	found = index_find(sp, T_FUNCTION, h, function_eq, f, &slot, &id);
+	if (found)
+		return found > 0 ? id : 0;
 	if (GROW(sp, functions, cap_functions, sp->function_count + 1))
 		return 0;
 	id = sp->function_count++;
 	sp->functions[id] = *f;
-	*slot = id;
-	ix->used++;
+	index_add(sp, T_FUNCTION, slot, h, id);
 	return id;
 }
 
-static bool location_eq(const struct symprof *sp, __u32 id, const struct sp_location *loc,
-			const struct sp_line *lines, size_t n)
+struct location_key {
+	const struct sp_location *loc;
+	const struct sp_line *lines;
+	size_t n;
+};
+
+static bool location_eq(const void *ctx, __u32 id, const void *key)
 {
-	const struct sp_location *l = &sp->locations[id];
+	const struct symprof *sp = ctx;
+	const struct location_key *k = key;
+	const struct sp_location *l = &sp->locations[id], *loc = k->loc;
+	const struct sp_line *lines = k->lines;
+	size_t n = k->n;
 
 	return l->mapping == loc->mapping && l->kernel == loc->kernel &&
 	       l->address == loc->address && l->module_offset == loc->module_offset &&
@@ -389,15 +353,17 @@ static bool location_eq(const struct symprof *sp, __u32 id, const struct sp_loca
 __u32 symprof__location(struct symprof *sp, const struct sp_location *loc,
 			const struct sp_line *lines, size_t line_count)
 {
-	struct id_index *ix = &sp->index->idx[T_LOCATION];
 	__u64 h = hash_location(loc, lines, line_count);
-	__u32 id, *slot;
+	struct location_key k = {loc, lines, line_count};
+	struct hashmap_slot *slot;
+	__u32 id;
+	int found;
 
-	if (sp->error || index_reserve(sp, ix, location_hash_of))
+	if (sp->error)
 		return 0;
-	slot = INDEX_FIND(ix, h, id, location_eq(sp, id, loc, lines, line_count));
-	if (id)
-		return id;
+	found = index_find(sp, T_LOCATION, h, location_eq, &k, &slot, &id);
+	if (found)
+		return found > 0 ? id : 0;
 	if (GROW(sp, locations, cap_locations, sp->location_count + 1) ||
 	    GROW(sp, lines, cap_lines, sp->line_count + line_count))
 		return 0;
@@ -408,25 +374,23 @@ __u32 symprof__location(struct symprof *sp, const struct sp_location *loc,
 	if (line_count)
 		memcpy(sp->lines + sp->line_count, lines, line_count * sizeof(*lines));
 	sp->line_count += line_count;
-	*slot = id;
-	ix->used++;
+	index_add(sp, T_LOCATION, slot, h, id);
 	return id;
 }
 
 __u32 symprof__stack(struct symprof *sp, const __u32 *locations, size_t n)
 {
-	struct id_index *ix = &sp->index->idx[T_STACK];
 	__u64 h = hash_ids(locations, n);
-	__u32 id, *slot;
+	struct bytes_key k = {locations, n};
+	struct hashmap_slot *slot;
+	__u32 id;
+	int found;
 
-	if (!n || sp->error || index_reserve(sp, ix, stack_hash_of))
+	if (!n || sp->error)
 		return 0;
-	slot = INDEX_FIND(ix, h, id,
-			  sp->stacks[id].count == n &&
-				  !memcmp(sp->stack_locations + sp->stacks[id].first, locations,
-					  n * sizeof(*locations)));
-	if (id)
-		return id;
+	found = index_find(sp, T_STACK, h, stack_eq, &k, &slot, &id);
+	if (found)
+		return found > 0 ? id : 0;
 	if (GROW(sp, stacks, cap_stacks, sp->stack_count + 1) ||
 	    GROW(sp, stack_locations, cap_stack_locations, sp->stack_location_count + n))
 		return 0;
@@ -434,8 +398,7 @@ __u32 symprof__stack(struct symprof *sp, const __u32 *locations, size_t n)
 	sp->stacks[id] = (struct sp_range){sp->stack_location_count, n};
 	memcpy(sp->stack_locations + sp->stack_location_count, locations, n * sizeof(*locations));
 	sp->stack_location_count += n;
-	*slot = id;
-	ix->used++;
+	index_add(sp, T_STACK, slot, h, id);
 	return id;
 }
 
@@ -458,10 +421,11 @@ static int key_cmp(const struct symprof *sp, __u32 a, __u32 b)
 
 __u32 symprof__label_set(struct symprof *sp, const struct sp_label *labels, size_t n)
 {
-	struct id_index *ix = &sp->index->idx[T_LABEL_SET];
+	struct hashmap_slot *slot;
 	struct sp_label *sorted;
+	struct bytes_key k;
 	size_t i, j, kept = 0;
-	__u32 id = 0, *slot;
+	__u32 id = 0;
 	__u64 h;
 
 	if (!n || sp->error)
@@ -482,13 +446,8 @@ __u32 symprof__label_set(struct symprof *sp, const struct sp_label *labels, size
 		kept++;
 	}
 	h = hash_labels(sorted, kept);
-	if (index_reserve(sp, ix, label_set_hash_of))
-		goto out;
-	slot = INDEX_FIND(ix, h, id,
-			  sp->label_sets[id].count == kept &&
-				  !memcmp(sp->labels + sp->label_sets[id].first, sorted,
-					  kept * sizeof(*sorted)));
-	if (id)
+	k = (struct bytes_key){sorted, kept};
+	if (index_find(sp, T_LABEL_SET, h, label_set_eq, &k, &slot, &id))
 		goto out;
 	if (GROW(sp, label_sets, cap_label_sets, sp->label_set_count + 1) ||
 	    GROW(sp, labels, cap_labels, sp->label_count + kept))
@@ -497,8 +456,7 @@ __u32 symprof__label_set(struct symprof *sp, const struct sp_label *labels, size
 	sp->label_sets[id] = (struct sp_range){sp->label_count, kept};
 	memcpy(sp->labels + sp->label_count, sorted, kept * sizeof(*sorted));
 	sp->label_count += kept;
-	*slot = id;
-	ix->used++;
+	index_add(sp, T_LABEL_SET, slot, h, id);
 out:
 	free(sorted);
 	return id;
@@ -506,32 +464,37 @@ out:
 
 int symprof__add_sample(struct symprof *sp, const struct sp_sample *s)
 {
-	struct id_index *ix = &sp->index->idx[T_SAMPLE];
 	__u64 h = hash_sample(s);
-	__u32 id, *slot;
+	struct hashmap_slot *slot;
+	__u32 id;
+	int found;
 
-	if (sp->error || index_reserve(sp, ix, sample_hash_of))
+	if (sp->error)
 		return -ENOMEM;
-	slot = INDEX_FIND(ix, h, id, sample_eq(&sp->samples[id - 1], s));
-	if (id) {
-		sp->samples[id - 1].count += s->count;
-		sp->samples[id - 1].status |= s->status;
+	found = index_find(sp, T_SAMPLE, h, sample_eq, s, &slot, &id);
+	if (found < 0)
+		return found;
+	if (found) {
+		sp->samples[id].count += s->count;
+		sp->samples[id].status |= s->status;
 		return 0;
 	}
 	if (GROW(sp, samples, cap_samples, sp->sample_count + 1))
 		return -ENOMEM;
-	sp->samples[sp->sample_count++] = *s;
-	*slot = sp->sample_count;
-	ix->used++;
+	id = sp->sample_count++;
+	sp->samples[id] = *s;
+	index_add(sp, T_SAMPLE, slot, h, id);
 	return 0;
 }
 
 int symprof__filter_labels(struct symprof *sp, symprof_key_fn keep, void *ctx)
 {
-	struct id_index *sets_ix = &sp->index->idx[T_LABEL_SET];
-	struct id_index *samples_ix = &sp->index->idx[T_SAMPLE];
+	struct hashmap_slot *slot;
 	size_t id, j, kept, n;
-	__u32 *map, other, *slot;
+	struct bytes_key k;
+	__u32 *map, other;
+	int found;
+	__u64 h;
 
 	if (sp->error)
 		return sp->error;
@@ -539,9 +502,7 @@ int symprof__filter_labels(struct symprof *sp, symprof_key_fn keep, void *ctx)
 	if (!map)
 		return sp->error = -ENOMEM;
 	/* each set loses the labels in place; sets left equal become one */
-	if (sets_ix->cap)
-		memset(sets_ix->slots, 0, sets_ix->cap * sizeof(*sets_ix->slots));
-	sets_ix->used = 0;
+	hashmap__clear(&sp->index->idx[T_LABEL_SET]);
 	for (id = 1; id < sp->label_set_count; id++) {
 		struct sp_range *r = &sp->label_sets[id];
 		struct sp_label *l = sp->labels + r->first;
@@ -552,20 +513,19 @@ int symprof__filter_labels(struct symprof *sp, symprof_key_fn keep, void *ctx)
 		r->count = kept;
 		if (!kept)
 			continue;
-		slot = INDEX_FIND(sets_ix, label_set_hash_of(sp, id), other,
-				  sp->label_sets[other].count == kept &&
-					  !memcmp(sp->labels + sp->label_sets[other].first, l,
-						  kept * sizeof(*l)));
-		if (!other) {
-			*slot = other = id;
-			sets_ix->used++;
+		h = hash_labels(l, kept);
+		k = (struct bytes_key){l, kept};
+		found = index_find(sp, T_LABEL_SET, h, label_set_eq, &k, &slot, &other);
+		if (found < 0)
+			break;
+		if (!found) {
+			index_add(sp, T_LABEL_SET, slot, h, id);
+			other = id;
 		}
 		map[id] = other;
 	}
 	/* samples that now differ in nothing merge, in place: a sample only moves down */
-	if (samples_ix->cap)
-		memset(samples_ix->slots, 0, samples_ix->cap * sizeof(*samples_ix->slots));
-	samples_ix->used = 0;
+	hashmap__clear(&sp->index->idx[T_SAMPLE]);
 	n = sp->sample_count;
 	sp->sample_count = 0;
 	for (j = 0; j < n; j++) {
@@ -578,27 +538,21 @@ int symprof__filter_labels(struct symprof *sp, symprof_key_fn keep, void *ctx)
 	return sp->error;
 }
 
-static struct sp_process *process_find(const struct symprof *sp, __u32 pid, __u32 **slot)
-{
-	const struct id_index *ix = &sp->index->idx[T_PROCESS];
-	__u32 id;
-
-	if (!ix->cap)
-		return NULL;
-	*slot = INDEX_FIND(ix, hash_ids(&pid, 1), id, sp->processes[id - 1].pid == pid);
-	return id ? &sp->processes[id - 1] : NULL;
-}
-
 int symprof__set_process(struct symprof *sp, const struct sp_process *proc)
 {
-	struct id_index *ix = &sp->index->idx[T_PROCESS];
+	__u64 h = hash_ids(&proc->pid, 1);
+	struct hashmap_slot *slot;
 	struct sp_process *p;
-	__u32 *slot;
+	__u32 id;
+	int found;
 
-	if (sp->error || index_reserve(sp, ix, process_hash_of))
+	if (sp->error)
 		return -ENOMEM;
-	p = process_find(sp, proc->pid, &slot);
-	if (p) {
+	found = index_find(sp, T_PROCESS, h, process_eq, &proc->pid, &slot, &id);
+	if (found < 0)
+		return found;
+	if (found) {
+		p = &sp->processes[id];
 		if (!p->name)
 			p->name = proc->name;
 		if (!p->executable)
@@ -611,17 +565,21 @@ int symprof__set_process(struct symprof *sp, const struct sp_process *proc)
 	}
 	if (GROW(sp, processes, cap_processes, sp->process_count + 1))
 		return -ENOMEM;
-	sp->processes[sp->process_count++] = *proc;
-	*slot = sp->process_count;
-	ix->used++;
+	id = sp->process_count++;
+	sp->processes[id] = *proc;
+	index_add(sp, T_PROCESS, slot, h, id);
 	return 0;
 }
 
 const struct sp_process *symprof__process(const struct symprof *sp, __u32 pid)
 {
-	__u32 *slot;
+	__u32 id;
 
-	return process_find(sp, pid, &slot);
+	if (!hashmap_slot__id(hashmap__find(&sp->index->idx[T_PROCESS], hash_ids(&pid, 1),
+					    process_eq, sp, &pid),
+			      &id))
+		return NULL;
+	return &sp->processes[id];
 }
 
 __u64 symprof__total(const struct symprof *sp)

@@ -5,74 +5,23 @@
  * number of samples sharing them.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "lib/array.h"
+#include "lib/pairmap.h"
 #include "profile/profile.h"
 #include "symbolize/symbols.h"
 #include "profile/symprof.h"
 
-/* A map from two 64-bit keys to an id, open addressing; id 0 marks an empty slot. */
-struct pair_map {
-	struct pair_slot {
-		__u64 a, b;
-		__u32 id;
-	} *slots;
-	size_t cap, used;
-};
-
-static size_t pair_hash(__u64 a, __u64 b)
-{
-	__u64 h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xc2b2ae3d27d4eb4full;
-
-	return h ^ (h >> 29);
-}
-
-static struct pair_slot *pair_find(const struct pair_map *m, __u64 a, __u64 b)
-{
-	size_t i;
-
-	if (!m->cap)
-		return NULL;
-	for (i = pair_hash(a, b) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		struct pair_slot *s = &m->slots[i];
-
-		if (!s->id || (s->a == a && s->b == b))
-			return s;
-	}
-}
-
-static int pair_put(struct pair_map *m, __u64 a, __u64 b, __u32 id)
-{
-	struct pair_slot *s;
-
-	if ((m->used + 1) * 2 > m->cap) {
-		struct pair_map n = {.cap = m->cap ? m->cap * 2 : 1024};
-		size_t i;
-
-		n.slots = calloc(n.cap, sizeof(*n.slots));
-		if (!n.slots)
-			return -ENOMEM;
-		for (i = 0; i < m->cap; i++)
-			if (m->slots[i].id)
-				*pair_find(&n, m->slots[i].a, m->slots[i].b) = m->slots[i];
-		n.used = m->used;
-		free(m->slots);
-		*m = n;
-	}
-	s = pair_find(m, a, b);
-	if (!s->id)
-		m->used++;
-	*s = (struct pair_slot){a, b, id};
-	return 0;
-}
-
 struct builder {
 	struct symprof *sp;
 	struct symbolizer *sym;
-	struct pair_map stacks;	   /* (profile stack id, snapshot) -> stack id */
-	struct pair_map locations; /* (address, snapshot << 1 | return address) -> location id */
+	/* ids (never 0) stored as pointers */
+	struct pairmap stacks;	  /* (profile stack id, snapshot) -> stack id */
+	struct pairmap locations; /* (address, snapshot << 1 | return address) -> location id */
 	__u32 *frames;
 	size_t frames_cap;
 	struct sp_line *lines;
@@ -101,20 +50,6 @@ static __u32 frame_mapping(struct builder *b, const struct sym_frame *f)
 	return symprof__mapping(b->sp, &m);
 }
 
-static int reserve_lines(struct builder *b, size_t n)
-{
-	struct sp_line *nl;
-
-	if (n <= b->lines_cap)
-		return 0;
-	nl = realloc(b->lines, n * sizeof(*nl));
-	if (!nl)
-		return -ENOMEM;
-	b->lines = nl;
-	b->lines_cap = n;
-	return 0;
-}
-
 static __u32 frame_location(struct builder *b, const struct sym_frame *f)
 {
 	struct sp_location loc = {
@@ -126,7 +61,7 @@ static __u32 frame_location(struct builder *b, const struct sym_frame *f)
 	};
 	size_t i, n = f->line_count ? f->line_count : !!f->function;
 
-	if (reserve_lines(b, n)) {
+	if (ARRAY_RESERVE(b->lines, b->lines_cap, n)) {
 		b->sp->error = -ENOMEM;
 		return 0;
 	}
@@ -158,12 +93,11 @@ static __u32 resolve(struct builder *b, __u32 snapshot, __u64 ip, bool kernel, b
 {
 	/* kernel addresses do not depend on the snapshot */
 	__u64 key_b = ((kernel ? 0 : (__u64)snapshot) << 2) | (kernel << 1) | ret;
-	struct pair_slot *slot = pair_find(&b->locations, ip, key_b);
+	__u32 id = (uintptr_t)pairmap__get(&b->locations, ip, key_b);
 	struct sym_frame f;
-	__u32 id;
 
-	if (slot && slot->id)
-		return slot->id;
+	if (id)
+		return id;
 	if (!b->sym) {
 		memset(&f, 0, sizeof(f));
 		f.address = ip;
@@ -174,7 +108,7 @@ static __u32 resolve(struct builder *b, __u32 snapshot, __u64 ip, bool kernel, b
 		symbolizer__resolve_user(b->sym, snapshot, ip, ret ? SYM_RETURN_ADDRESS : 0, &f);
 	}
 	id = frame_location(b, &f);
-	if (id && pair_put(&b->locations, ip, key_b, id))
+	if (id && pairmap__put(&b->locations, ip, key_b, (void *)(uintptr_t)id))
 		b->sp->error = -ENOMEM;
 	return id;
 }
@@ -182,22 +116,15 @@ static __u32 resolve(struct builder *b, __u32 snapshot, __u64 ip, bool kernel, b
 static __u32 build_stack(struct builder *b, const struct profile_sample *s)
 {
 	size_t n = s->kstack_len + s->ustack_len, i, k = 0;
-	struct pair_slot *slot = pair_find(&b->stacks, s->stack, s->snapshot);
-	__u32 id;
+	__u32 id = (uintptr_t)pairmap__get(&b->stacks, s->stack, s->snapshot);
 
 	if (!n)
 		return 0;
-	if (slot && slot->id)
-		return slot->id;
-	if (n > b->frames_cap) {
-		__u32 *nf = realloc(b->frames, n * sizeof(*nf));
-
-		if (!nf) {
-			b->sp->error = -ENOMEM;
-			return 0;
-		}
-		b->frames = nf;
-		b->frames_cap = n;
+	if (id)
+		return id;
+	if (ARRAY_RESERVE(b->frames, b->frames_cap, n)) {
+		b->sp->error = -ENOMEM;
+		return 0;
 	}
 	/* every frame but the very leaf is a return address */
 	for (i = 0; i < s->kstack_len; i++, k++)
@@ -205,7 +132,7 @@ static __u32 build_stack(struct builder *b, const struct profile_sample *s)
 	for (i = 0; i < s->ustack_len; i++, k++)
 		b->frames[k] = resolve(b, s->snapshot, s->ustack[i], false, k > 0);
 	id = symprof__stack(b->sp, b->frames, n);
-	if (id && pair_put(&b->stacks, s->stack, s->snapshot, id))
+	if (id && pairmap__put(&b->stacks, s->stack, s->snapshot, (void *)(uintptr_t)id))
 		b->sp->error = -ENOMEM;
 	return id;
 }
@@ -280,8 +207,8 @@ struct symprof *symprof__from_profile(const struct profile *p, struct symbolizer
 		symprof__free(b.sp);
 		b.sp = NULL;
 	}
-	free(b.stacks.slots);
-	free(b.locations.slots);
+	pairmap__free(&b.stacks);
+	pairmap__free(&b.locations);
 	free(b.frames);
 	free(b.lines);
 	return b.sp;

@@ -7,7 +7,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "lib/array.h"
 #include "lib/compiler.h"
+#include "lib/hashmap.h"
 #include "sampling/procs.h"
 #include "sampling/sampler.h"
 #include "proc/tls.h"
@@ -23,7 +25,7 @@ static const unsigned int retry_delays_ms[] = {5, 10, 20, 50, 100, 200, 500, 100
 #define MAX_ATTEMPTS ARRAY_SIZE(retry_delays_ms)
 
 struct proc_entry {
-	pid_t pid;     /* 0: free slot */
+	pid_t pid;
 	__u8 form;     /* enum lp_label_form installed in the recipes map */
 	bool otel;     /* ... or the recipe reads an OTel thread context */
 	bool go;       /* ... or the recipe reads Go pprof labels */
@@ -38,8 +40,10 @@ struct procs {
 	struct sampler *sampler;
 	struct tls_cache *tls;
 	struct unwind *unwind; /* NULL: frame pointers only */
-	struct proc_entry *slots; /* open addressing, linear probing */
-	size_t mask;
+	/* entries[0, stats.tracked), in no order: removing one moves the last into its place */
+	struct proc_entry *entries;
+	size_t cap;
+	struct hashmap index; /* pid -> entries[id] */
 	size_t max;
 	size_t pending; /* entries with a due_ns */
 	struct procs_stats stats;
@@ -54,62 +58,53 @@ static __u64 now_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static size_t slot_of(const struct procs *p, pid_t pid)
+static bool pid_eq(const void *ctx, __u32 id, const void *key)
 {
-	return ((__u32)pid * 2654435761u) & p->mask;
+	return ((const struct procs *)ctx)->entries[id].pid == *(const pid_t *)key;
+}
+
+static struct hashmap_slot *find(const struct procs *p, pid_t pid)
+{
+	return hashmap__find(&p->index, hashmap__hash_u64((__u32)pid), pid_eq, p, &pid);
 }
 
 static struct proc_entry *lookup(struct procs *p, pid_t pid)
 {
-	size_t i;
+	__u32 id;
 
-	for (i = slot_of(p, pid);; i = (i + 1) & p->mask) {
-		if (p->slots[i].pid == pid)
-			return &p->slots[i];
-		if (!p->slots[i].pid)
-			return NULL;
-	}
+	return hashmap_slot__id(find(p, pid), &id) ? &p->entries[id] : NULL;
 }
 
 static struct proc_entry *insert(struct procs *p, pid_t pid)
 {
 	struct proc_entry *e = lookup(p, pid);
-	size_t i;
+	size_t id = p->stats.tracked;
 
 	if (e)
 		return e;
 	/* the table holds at most max processes; beyond that they go untracked */
-	if (p->stats.tracked >= p->max)
+	if (id >= p->max || hashmap__reserve(&p->index, 0) ||
+	    ARRAY_RESERVE(p->entries, p->cap, id + 1))
 		return NULL;
-	for (i = slot_of(p, pid); p->slots[i].pid; i = (i + 1) & p->mask)
-		;
-	p->slots[i] = (struct proc_entry){.pid = pid};
+	hashmap__set(&p->index, find(p, pid), hashmap__hash_u64((__u32)pid), id);
+	p->entries[id] = (struct proc_entry){.pid = pid};
 	p->stats.tracked++;
-	return &p->slots[i];
+	return &p->entries[id];
 }
 
-/* Deletion with backward shift: probing chains stay intact without tombstones. */
 static void remove_entry(struct procs *p, struct proc_entry *e)
 {
-	size_t i = e - p->slots, j = i, home;
+	size_t id = e - p->entries, last;
 
 	if (e->due_ns)
 		p->pending--;
 	if (e->form != LP_FORM_NONE || e->otel || e->go)
 		p->stats.labelled--;
-	p->stats.tracked--;
-	p->slots[i].pid = 0;
-	for (;;) {
-		j = (j + 1) & p->mask;
-		if (!p->slots[j].pid)
-			return;
-		home = slot_of(p, p->slots[j].pid);
-		/* move j back to i unless its home lies cyclically in (i, j] */
-		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-			p->slots[i] = p->slots[j];
-			p->slots[j].pid = 0;
-			i = j;
-		}
+	hashmap__del(&p->index, find(p, e->pid));
+	last = --p->stats.tracked;
+	if (id != last) {
+		*e = p->entries[last];
+		hashmap__renumber(&p->index, hashmap__hash_u64((__u32)e->pid), last, id);
 	}
 }
 
@@ -282,16 +277,12 @@ struct procs *procs__new(struct sampler *s, unsigned int max_processes, bool ver
 {
 	struct procs *p = calloc(1, sizeof(*p));
 	struct unwind_maps um;
-	size_t cap = 16;
 
 	if (!p)
 		return NULL;
 	p->max = max_processes ? max_processes : SAMPLER_DEFAULT_MAX_PROCESSES;
-	while (cap < 2 * p->max)
-		cap <<= 1;
-	p->slots = calloc(cap, sizeof(*p->slots));
 	p->tls = tls_cache__new(TLS_CACHE_DEFAULT_ENTRIES);
-	if (!p->slots || !p->tls) {
+	if (!p->tls) {
 		procs__free(p);
 		return NULL;
 	}
@@ -302,7 +293,6 @@ struct procs *procs__new(struct sampler *s, unsigned int max_processes, bool ver
 			return NULL;
 		}
 	}
-	p->mask = cap - 1;
 	p->sampler = s;
 	p->verbose = verbose;
 	return p;
@@ -314,7 +304,8 @@ void procs__free(struct procs *p)
 		return;
 	tls_cache__free(p->tls);
 	unwind__free(p->unwind);
-	free(p->slots);
+	hashmap__free(&p->index);
+	free(p->entries);
 	free(p);
 }
 
@@ -387,15 +378,15 @@ void procs__tick(struct procs *p)
 	if (!p->pending)
 		return;
 	now = now_ns();
-	for (i = 0; i <= p->mask && p->pending; i++) {
-		struct proc_entry *e = &p->slots[i];
+	for (i = 0; i < p->stats.tracked && p->pending; i++) {
+		struct proc_entry *e = &p->entries[i];
 
-		if (!e->pid || !e->due_ns || e->due_ns > now)
+		if (!e->due_ns || e->due_ns > now)
 			continue;
 		unschedule(p, e);
 		resolve(p, e);
-		/* resolve may have removed the entry and shifted another into slot i */
-		if (p->slots[i].pid && p->slots[i].due_ns && p->slots[i].due_ns <= now)
+		/* resolve may have removed the entry and moved the last one into place i */
+		if (i < p->stats.tracked && p->entries[i].due_ns && p->entries[i].due_ns <= now)
 			i--;
 	}
 }

@@ -12,7 +12,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "labelprof.skel.h"
+#include "lib/array.h"
 #include "lib/compiler.h"
+#include "lib/msg.h"
 #include "sampling/deltas.h"
 #include "sampling/sampler.h"
 #include "unwind/unwind.h"
@@ -55,20 +57,6 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	if (!verbose_libbpf)
 		return 0;
 	return vfprintf(stderr, fmt, args);
-}
-
-static void set_err(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
 }
 
 static bool has_cap(int cap)
@@ -184,11 +172,11 @@ int sampler_opts__check(const struct sampler_opts *o, enum sampler_opt *bad, cha
 	for (i = 0; i < ARRAY_SIZE(bounds); i++) {
 		*bad = bounds[i].opt;
 		if (bounds[i].v < bounds[i].min) {
-			set_err(err, err_len, "at least %llu", bounds[i].min);
+			msg__set(err, err_len, "at least %llu", bounds[i].min);
 			return -EINVAL;
 		}
 		if (bounds[i].v > bounds[i].max) {
-			set_err(err, err_len, "at most %llu", bounds[i].max);
+			msg__set(err, err_len, "at most %llu", bounds[i].max);
 			return -EINVAL;
 		}
 	}
@@ -200,11 +188,11 @@ int sampler_opts__check(const struct sampler_opts *o, enum sampler_opt *bad, cha
 		*bad = o->max_value_len != LP_DEFAULT_MAX_VALUE_LEN ? SAMPLER_OPT_MAX_VALUE_LEN
 		       : o->max_key_len != LP_DEFAULT_MAX_KEY_LEN   ? SAMPLER_OPT_MAX_KEY_LEN
 								    : SAMPLER_OPT_MAX_LABELS;
-		set_err(err, err_len,
-			"labels x (4 + key + value) must be at most %d bytes: %u x (4 + %u + %u) "
-			"is %zu",
-			LP_MAX_LABEL_BYTES, o->max_labels, o->max_key_len, o->max_value_len,
-			label_bytes);
+		msg__set(err, err_len,
+			 "labels x (4 + key + value) must be at most %d bytes: %u x (4 + %u + %u) "
+			 "is %zu",
+			 LP_MAX_LABEL_BYTES, o->max_labels, o->max_key_len, o->max_value_len,
+			 label_bytes);
 		return -EINVAL;
 	}
 	*bad = SAMPLER_OPT_NONE;
@@ -266,17 +254,17 @@ static int open_cgroup(struct sampler *s, const char *path, char *err, size_t er
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0) {
-		set_err(err, err_len,
-			"cgroup %s: %s (give a cgroup v2 directory, e.g. "
-			"/sys/fs/cgroup/system.slice/foo.service)",
-			path, strerror(errno));
+		msg__set(err, err_len,
+			 "cgroup %s: %s (give a cgroup v2 directory, e.g. "
+			 "/sys/fs/cgroup/system.slice/foo.service)",
+			 path, strerror(errno));
 		return -errno;
 	}
 	s->cgroup_fd = fd;
 	if (bpf_map__update_elem(s->skel->maps.cgroup_filter, &zero, sizeof(zero), &fd, sizeof(fd),
 				 BPF_ANY)) {
-		set_err(err, err_len, "cgroup %s: not a cgroup v2 directory (%s)", path,
-			strerror(errno));
+		msg__set(err, err_len, "cgroup %s: not a cgroup v2 directory (%s)", path,
+			 strerror(errno));
 		return -errno;
 	}
 	return 0;
@@ -310,10 +298,10 @@ static int attach_perf_events(struct sampler *s, unsigned int freq_hz, char *err
 		s->nattached++;
 	}
 	if (last_errno || !s->nattached) {
-		set_err(err, err_len,
-			"cannot open a cpu-clock perf event on CPU %d: %s (check "
-			"/proc/sys/kernel/perf_event_paranoid and CONFIG_PERF_EVENTS)",
-			cpu, strerror(last_errno ? last_errno : ENODEV));
+		msg__set(err, err_len,
+			 "cannot open a cpu-clock perf event on CPU %d: %s (check "
+			 "/proc/sys/kernel/perf_event_paranoid and CONFIG_PERF_EVENTS)",
+			 cpu, strerror(last_errno ? last_errno : ENODEV));
 		return -(last_errno ? last_errno : ENODEV);
 	}
 	return 0;
@@ -324,19 +312,19 @@ int sampler__check_system(char *err, size_t err_len)
 	const char *missing = missing_privileges();
 
 	if (missing) {
-		set_err(err, err_len,
-			"not enough privileges: %s is missing (run as root, or grant CAP_BPF, "
-			"CAP_PERFMON and CAP_SYS_PTRACE; a service also wants CAP_DAC_READ_SEARCH "
-			"for other users' files, CAP_SYSLOG for kernel symbols and "
-			"CAP_CHECKPOINT_RESTORE for deleted files)",
-			missing);
+		msg__set(err, err_len,
+			 "not enough privileges: %s is missing (run as root, or grant CAP_BPF, "
+			 "CAP_PERFMON and CAP_SYS_PTRACE; a service also wants CAP_DAC_READ_SEARCH "
+			 "for other users' files, CAP_SYSLOG for kernel symbols and "
+			 "CAP_CHECKPOINT_RESTORE for deleted files)",
+			 missing);
 		return -EPERM;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		set_err(err, err_len,
-			"this kernel has no BTF (/sys/kernel/btf/vmlinux: %s); "
-			"labelprof needs CONFIG_DEBUG_INFO_BTF=y",
-			strerror(errno));
+		msg__set(err, err_len,
+			 "this kernel has no BTF (/sys/kernel/btf/vmlinux: %s); "
+			 "labelprof needs CONFIG_DEBUG_INFO_BTF=y",
+			 strerror(errno));
 		return -ENOTSUP;
 	}
 	return 0;
@@ -353,7 +341,7 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 	int e;
 
 	if (sampler_opts__check(o, &bad, why, sizeof(why))) {
-		set_err(err, err_len, "%s: %s", sampler_opt__flag(bad), why);
+		msg__set(err, err_len, "%s: %s", sampler_opt__flag(bad), why);
 		return NULL;
 	}
 	if (sampler__check_system(err, err_len))
@@ -361,7 +349,7 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 
 	s = calloc(1, sizeof(*s));
 	if (!s) {
-		set_err(err, err_len, "out of memory");
+		msg__set(err, err_len, "out of memory");
 		return NULL;
 	}
 	s->fn = fn;
@@ -372,13 +360,13 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 
 	s->ncpus = libbpf_num_possible_cpus();
 	if (s->ncpus <= 0) {
-		set_err(err, err_len, "cannot count CPUs: %s", strerror(-s->ncpus));
+		msg__set(err, err_len, "cannot count CPUs: %s", strerror(-s->ncpus));
 		goto out_free;
 	}
 	s->links = calloc(s->ncpus, sizeof(*s->links));
 	s->perf_fds = malloc(s->ncpus * sizeof(*s->perf_fds));
 	if (!s->links || !s->perf_fds) {
-		set_err(err, err_len, "out of memory");
+		msg__set(err, err_len, "out of memory");
 		goto out_free;
 	}
 	for (e = 0; e < s->ncpus; e++)
@@ -386,7 +374,7 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 
 	s->skel = labelprof_bpf__open();
 	if (!s->skel) {
-		set_err(err, err_len, "cannot open the BPF object: %s", strerror(errno));
+		msg__set(err, err_len, "cannot open the BPF object: %s", strerror(errno));
 		goto out_free;
 	}
 	configure(s, o);
@@ -394,10 +382,10 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 	bpf_program__set_autoload(s->skel->progs.read_threads, false);
 	e = labelprof_bpf__load(s->skel);
 	if (e) {
-		set_err(err, err_len,
-			"cannot load the BPF program: %s (kernel 5.17+ with BTF, ring buffers and "
-			"bpf_loop is needed; run with -v for the verifier's log)",
-			strerror(-e));
+		msg__set(err, err_len,
+			 "cannot load the BPF program: %s (kernel 5.17+ with BTF, ring buffers and "
+			 "bpf_loop is needed; run with -v for the verifier's log)",
+			 strerror(-e));
 		goto out_close;
 	}
 	if (o->filter_mode == LP_FILTER_CGROUP && open_cgroup(s, o->cgroup_path, err, err_len))
@@ -405,8 +393,8 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 	for (i = 0; i < o->pid_count; i++) {
 		if (bpf_map__update_elem(s->skel->maps.pid_filter, &o->pids[i], sizeof(__u32), &one,
 					 sizeof(one), BPF_ANY)) {
-			set_err(err, err_len, "cannot add pid %d to the filter: %s", o->pids[i],
-				strerror(errno));
+			msg__set(err, err_len, "cannot add pid %d to the filter: %s", o->pids[i],
+				 strerror(errno));
 			goto out_close;
 		}
 	}
@@ -414,12 +402,13 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 	s->deltas = deltas__new(s->ncpus);
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_record, s, NULL);
 	if (!s->deltas || !s->rb) {
-		set_err(err, err_len, "cannot set up the ring buffer: %s", strerror(errno));
+		msg__set(err, err_len, "cannot set up the ring buffer: %s", strerror(errno));
 		goto out_close;
 	}
 	/* lifecycle programs first, so no exec or exit is missed once sampling starts */
 	if (labelprof_bpf__attach(s->skel)) {
-		set_err(err, err_len,
+		msg__set(
+			err, err_len,
 			"cannot attach the process lifecycle programs (BTF tracepoints "
 			"sched_process_exec, _fork, _exit): %s (run with -v for libbpf's messages)",
 			strerror(errno));
@@ -597,7 +586,6 @@ static int read_all(int fd, char **buf, size_t *len)
 {
 	size_t cap = 0;
 	ssize_t n;
-	char *tmp;
 
 	*buf = NULL;
 	*len = 0;
@@ -605,11 +593,8 @@ static int read_all(int fd, char **buf, size_t *len)
 		if (*len == cap) {
 			if (cap >= READ_THREADS_MAX_BYTES)
 				return -E2BIG;
-			cap = cap ? 2 * cap : LP_SCRATCH_SIZE;
-			tmp = realloc(*buf, cap);
-			if (!tmp)
+			if (ARRAY_RESERVE_MIN(*buf, cap, cap + 1, LP_SCRATCH_SIZE))
 				return -ENOMEM;
-			*buf = tmp;
 		}
 		n = read(fd, *buf + *len, cap - *len);
 		if (n < 0 && errno == EINTR)
@@ -642,13 +627,13 @@ int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, s
 	libbpf_set_print(print_libbpf);
 	ncpus = libbpf_num_possible_cpus();
 	if (ncpus <= 0) {
-		set_err(err, err_len, "cannot count CPUs: %s", strerror(-ncpus));
+		msg__set(err, err_len, "cannot count CPUs: %s", strerror(-ncpus));
 		return ncpus ? ncpus : -EINVAL;
 	}
 	skel = labelprof_bpf__open();
 	if (!skel) {
 		ret = -errno;
-		set_err(err, err_len, "cannot open the BPF object: %s", strerror(errno));
+		msg__set(err, err_len, "cannot open the BPF object: %s", strerror(errno));
 		return ret;
 	}
 	bpf_object__for_each_program(prog, skel->obj)
@@ -660,7 +645,8 @@ int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, s
 	bpf_map__set_max_entries(skel->maps.events, round_pow2(getpagesize()));
 	ret = labelprof_bpf__load(skel);
 	if (ret) {
-		set_err(err, err_len,
+		msg__set(
+			err, err_len,
 			"cannot load the BPF task iterator: %s (kernel 6.1+ with BTF and sleepable "
 			"iterators is needed; run with -v for the verifier's log)",
 			strerror(-ret));
@@ -668,8 +654,8 @@ int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, s
 	}
 	if (bpf_map__update_elem(skel->maps.recipes, &tgid, sizeof(tgid), r, sizeof(*r), BPF_ANY)) {
 		ret = -errno;
-		set_err(err, err_len, "cannot install the recipe of pid %u: %s", tgid,
-			strerror(errno));
+		msg__set(err, err_len, "cannot install the recipe of pid %u: %s", tgid,
+			 strerror(errno));
 		goto out_destroy;
 	}
 	/* only the threads of tgid are walked */
@@ -679,19 +665,19 @@ int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, s
 	link = bpf_program__attach_iter(skel->progs.read_threads, &opts);
 	if (!link) {
 		ret = -errno;
-		set_err(err, err_len, "cannot attach the task iterator to pid %u: %s", tgid,
-			strerror(errno));
+		msg__set(err, err_len, "cannot attach the task iterator to pid %u: %s", tgid,
+			 strerror(errno));
 		goto out_destroy;
 	}
 	iter_fd = bpf_iter_create(bpf_link__fd(link));
 	if (iter_fd < 0) {
 		ret = -errno;
-		set_err(err, err_len, "cannot start the task iterator: %s", strerror(errno));
+		msg__set(err, err_len, "cannot start the task iterator: %s", strerror(errno));
 		goto out_destroy;
 	}
 	ret = read_all(iter_fd, &buf, &len);
 	if (ret) {
-		set_err(err, err_len, "reading the task iterator: %s", strerror(-ret));
+		msg__set(err, err_len, "reading the task iterator: %s", strerror(-ret));
 		goto out_free;
 	}
 	for (off = 0; off < len; off += h.size) {
@@ -702,13 +688,13 @@ int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, s
 			break;
 		ret = fn(ctx, buf + off, h.size);
 		if (ret) {
-			set_err(err, err_len, "%s", strerror(-ret));
+			msg__set(err, err_len, "%s", strerror(-ret));
 			goto out_free;
 		}
 	}
 	if (off != len) {
 		ret = -EPROTO;
-		set_err(err, err_len, "malformed task iterator output at byte %zu", off);
+		msg__set(err, err_len, "malformed task iterator output at byte %zu", off);
 	}
 
 out_free:

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/array.h"
 #include "lib/compiler.h"
 #include "symbolize/dwarf.h"
 
@@ -167,23 +168,22 @@ static int cmp_range(const void *a, const void *b)
 	return x->end < y->end ? -1 : x->end > y->end;
 }
 
-/* Grows *v (of *cap elements of size sz) to hold one more, within max_bytes. */
-static int grow(void **v, size_t *cap, size_t n, size_t sz, size_t limit, size_t *bytes,
+/*
+ * Grows the array at arrp (of *cap elements of size sz, n used) to hold one
+ * more, within limit elements and max_bytes.
+ */
+static int grow(void *arrp, size_t *cap, size_t n, size_t sz, size_t limit, size_t *bytes,
 		size_t max_bytes)
 {
-	size_t ncap = *cap ? *cap * 2 : 64;
-	void *nv;
+	size_t old = *cap, ncap = old ? old * 2 : 64;
 
-	if (n < *cap)
+	if (n < old)
 		return 0;
-	if (ncap > limit || (ncap - *cap) * sz > max_bytes - *bytes)
+	if (ncap > limit || (ncap - old) * sz > max_bytes - *bytes)
 		return -EFBIG;
-	nv = realloc(*v, ncap * sz);
-	if (!nv)
+	if (array__reserve(arrp, cap, n + 1, sz, 64))
 		return -ENOMEM;
-	*bytes += (ncap - *cap) * sz;
-	*v = nv;
-	*cap = ncap;
+	*bytes += (*cap - old) * sz;
 	return 0;
 }
 
@@ -210,16 +210,16 @@ static int ranges_build(struct dwarf_file *df, size_t max_bytes)
 		df->bytes += UNIT_BYTES;
 		if (type != DW_UT_compile && type != DW_UT_skeleton)
 			continue;
-		err = grow((void **)&df->units, &units_cap, df->nr_units, sizeof(*df->units),
-			   MAX_UNITS, &df->bytes, max_bytes);
+		err = grow(&df->units, &units_cap, df->nr_units, sizeof(*df->units), MAX_UNITS,
+			   &df->bytes, max_bytes);
 		if (err)
 			return err;
 		df->units[df->nr_units] = (struct cu_unit){dwarf_dieoffset(&cudie), false};
 		while ((off = dwarf_ranges(&cudie, off, &base, &start, &end)) > 0) {
 			if (start >= end)
 				continue;
-			err = grow((void **)&df->ranges, &ranges_cap, df->nr_ranges,
-				   sizeof(*df->ranges), MAX_RANGES, &df->bytes, max_bytes);
+			err = grow(&df->ranges, &ranges_cap, df->nr_ranges, sizeof(*df->ranges),
+				   MAX_RANGES, &df->bytes, max_bytes);
 			if (err)
 				return err;
 			df->ranges[df->nr_ranges++] = (struct cu_range){start, end, df->nr_units};

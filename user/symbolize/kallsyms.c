@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/array.h"
 #include "symbolize/symbols_int.h"
 
 /* No kernel function is this large: farther from a symbol means "not in it". */
@@ -89,34 +90,15 @@ int kallsyms__load(struct kallsyms *k, const char *path)
 				continue;
 		}
 		need = name_len + 1 + mod_len + 1;
-		if (names_cap - names_len < need) {
-			size_t ncap = names_cap ? names_cap * 2 : 1 << 20;
-			char *nn;
-
-			while (ncap - names_len < need)
-				ncap *= 2;
-			if (ncap > UINT32_MAX) {
-				err = -EFBIG;
-				break;
-			}
-			nn = realloc(k->names, ncap);
-			if (!nn) {
-				err = -ENOMEM;
-				break;
-			}
-			k->names = nn;
-			names_cap = ncap;
+		/* names are found by 32-bit offsets */
+		if (names_len + need > UINT32_MAX) {
+			err = -EFBIG;
+			break;
 		}
-		if (k->nr == cap) {
-			size_t ncap = cap ? cap * 2 : 65536;
-			struct ksym *ns = realloc(k->syms, ncap * sizeof(*ns));
-
-			if (!ns) {
-				err = -ENOMEM;
-				break;
-			}
-			k->syms = ns;
-			cap = ncap;
+		if (ARRAY_RESERVE_MIN(k->names, names_cap, names_len + need, 1 << 20) ||
+		    ARRAY_RESERVE_MIN(k->syms, cap, k->nr + 1, 65536)) {
+			err = -ENOMEM;
+			break;
 		}
 		/* Lines of one module are consecutive: store its name once per run. */
 		if (!mod) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/array.h"
 #include "lib/hash.h"
 #include "symbolize/symbols_int.h"
 
@@ -14,8 +15,8 @@ static struct cached_lines no_lines;
 /* Counts f's cache in symbol_bytes again after it changed. */
 static void lines_recount(struct symbolizer *sym, struct sym_file *f)
 {
-	size_t bytes = (f->lines.cap + f->str_index.cap) * sizeof(struct pairmap_slot) +
-		       f->strs_cap + f->lines_entry_bytes;
+	size_t bytes = pairmap__bytes(&f->lines) + pairmap__bytes(&f->str_index) + f->strs_cap +
+		       f->lines_entry_bytes;
 
 	sym->st.symbol_bytes += bytes - f->lines_bytes;
 	f->lines_bytes = bytes;
@@ -25,9 +26,9 @@ void sym_lines__clear(struct symbolizer *sym, struct sym_file *f)
 {
 	size_t i;
 
-	for (i = 0; i < f->lines.cap; i++)
-		if (f->lines.slots[i].val != &no_lines)
-			free(f->lines.slots[i].val);
+	for (i = 0; i < f->lines.count; i++)
+		if (f->lines.entries[i].val != &no_lines)
+			free(f->lines.entries[i].val);
 	pairmap__free(&f->lines);
 	pairmap__free(&f->str_index);
 	free(f->strs);
@@ -58,18 +59,8 @@ static int str_intern(struct sym_file *f, const char *s, __u32 *off)
 	need = (f->strs_len ? f->strs_len : 1) + len + 1;
 	if (need > UINT32_MAX)
 		return -E2BIG;
-	if (need > f->strs_cap) {
-		size_t ncap = f->strs_cap ? f->strs_cap * 2 : 4096;
-		char *n;
-
-		while (ncap < need)
-			ncap *= 2;
-		n = realloc(f->strs, ncap);
-		if (!n)
-			return -ENOMEM;
-		f->strs = n;
-		f->strs_cap = ncap;
-	}
+	if (ARRAY_RESERVE_MIN(f->strs, f->strs_cap, need, 4096))
+		return -ENOMEM;
 	if (!f->strs_len)
 		f->strs[f->strs_len++] = '\0';
 	*off = f->strs_len;

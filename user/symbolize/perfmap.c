@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/array.h"
 #include "proc/root.h"
 #include "symbolize/symbols_int.h"
 
@@ -83,27 +84,9 @@ static int perf_map_add_line(struct perf_map *pm, const char *p, const char *end
 	if (pm->nr >= limit)
 		return -E2BIG;
 	len = end - p < PERF_MAP_MAX_NAME ? (size_t)(end - p) : PERF_MAP_MAX_NAME;
-	if (pm->nr == pm->cap) {
-		size_t ncap = pm->cap ? pm->cap * 2 : 256;
-		struct jit_sym *nv = realloc(pm->syms, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		pm->syms = nv;
-		pm->cap = ncap;
-	}
-	if (pm->names_cap - pm->names_len < len + 1) {
-		size_t ncap = pm->names_cap ? pm->names_cap * 2 : 4096;
-		char *nn;
-
-		while (ncap - pm->names_len < len + 1)
-			ncap *= 2;
-		nn = realloc(pm->names, ncap);
-		if (!nn)
-			return -ENOMEM;
-		pm->names = nn;
-		pm->names_cap = ncap;
-	}
+	if (ARRAY_RESERVE_MIN(pm->syms, pm->cap, pm->nr + 1, 256) ||
+	    ARRAY_RESERVE_MIN(pm->names, pm->names_cap, pm->names_len + len + 1, 4096))
+		return -ENOMEM;
 	pm->syms[pm->nr++] = (struct jit_sym){start, size > UINT32_MAX ? UINT32_MAX : size,
 					      pm->names_len, pm->seq++};
 	memcpy(pm->names + pm->names_len, p, len);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/array.h"
 #include "proc/root.h"
 #include "symbolize/symbols_int.h"
 
@@ -38,18 +39,12 @@ struct sym_builder {
 static int builder_add(struct sym_builder *b, const struct raw_sym *s)
 {
 	if (b->n == b->cap) {
-		size_t ncap = b->cap ? b->cap * 2 : 1024;
-		struct raw_sym *nv;
-
 		if (b->n >= MAX_SYMBOLS_PER_FILE) {
 			b->full = true;
 			return 0;
 		}
-		nv = realloc(b->v, ncap * sizeof(*nv));
-		if (!nv)
+		if (ARRAY_RESERVE_MIN(b->v, b->cap, b->n + 1, 1024))
 			return -ENOMEM;
-		b->v = nv;
-		b->cap = ncap;
 	}
 	b->v[b->n++] = *s;
 	return 0;
@@ -169,16 +164,10 @@ static int got_collect(const GElf_Rela *rela, const GElf_Sym *s, const char *nam
 	if (!fn || !*name || GELF_ST_TYPE(s->st_info) == STT_OBJECT)
 		return 0;
 	if (g->n == g->cap) {
-		size_t ncap = g->cap ? g->cap * 2 : 256;
-		struct got_slot *nv;
-
 		if (g->n >= MAX_SYMBOLS_PER_FILE)
 			return 1;
-		nv = realloc(g->v, ncap * sizeof(*nv));
-		if (!nv)
+		if (ARRAY_RESERVE_MIN(g->v, g->cap, g->n + 1, 256))
 			return -ENOMEM;
-		g->v = nv;
-		g->cap = ncap;
 	}
 	g->v[g->n++] = (struct got_slot){rela->r_offset, name};
 	return 0;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/array.h"
 #include "lib/msg.h"
 #include "unwind/table.h"
 
@@ -36,7 +37,7 @@ struct fde_range {
 
 static int push_row(struct unwind_table *t, __u32 pc, __u16 cfa, __s16 regs)
 {
-	struct lp_unwind_row *last = t->count ? &t->rows[t->count - 1] : NULL, *n;
+	struct lp_unwind_row *last = t->count ? &t->rows[t->count - 1] : NULL;
 
 	if (last && last->cfa == cfa && last->regs == regs)
 		return 0;
@@ -47,15 +48,8 @@ static int push_row(struct unwind_table *t, __u32 pc, __u16 cfa, __s16 regs)
 			t->count--;
 		return 0;
 	}
-	if (t->count == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 1024;
-
-		n = realloc(t->rows, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		t->rows = n;
-		t->cap = cap;
-	}
+	if (ARRAY_RESERVE_MIN(t->rows, t->cap, t->count + 1, 1024))
+		return -ENOMEM;
 	t->rows[t->count++] = (struct lp_unwind_row){.pc = pc, .cfa = cfa, .regs = regs};
 	return 0;
 }
@@ -305,7 +299,6 @@ struct fde_list {
 static int list_fdes(Elf *elf, Elf_Scn *scn, bool eh_frame, Dwarf_CFI *cfi, struct fde_list *l)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
-	struct fde_range *n;
 	size_t found = 0;
 	Dwarf_Off off = 0, next;
 	Dwarf_CFI_Entry e, cie;
@@ -338,15 +331,10 @@ static int list_fdes(Elf *elf, Elf_Scn *scn, bool eh_frame, Dwarf_CFI *cfi, stru
 		if (!range || start + range < start)
 			continue;
 		if (l->len == l->cap) {
-			size_t cap = l->cap ? 2 * l->cap : 256;
-
-			if (cap > MAX_FDES)
+			if ((l->cap ? 2 * l->cap : 256) > MAX_FDES)
 				return -E2BIG;
-			n = realloc(l->v, cap * sizeof(*n));
-			if (!n)
+			if (ARRAY_RESERVE_MIN(l->v, l->cap, l->len + 1, 256))
 				return -ENOMEM;
-			l->v = n;
-			l->cap = cap;
 		}
 		l->v[l->len++] = (struct fde_range){start, start + range, cfi, !eh_frame};
 		found++;

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/array.h"
 #include "lib/elf.h"
 #include "proc/maps.h"
 #include "proc/root.h"
@@ -325,15 +326,8 @@ static struct uobj *new_obj(struct unwind *u)
 {
 	struct uobj *n;
 
-	if (u->nobjs == u->cap) {
-		size_t cap = u->cap ? 2 * u->cap : 64;
-
-		n = realloc(u->objs, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		u->objs = n;
-		u->cap = cap;
-	}
+	if (ARRAY_RESERVE_MIN(u->objs, u->cap, u->nobjs + 1, 64))
+		return NULL;
 	n = &u->objs[u->nobjs++];
 	memset(n, 0, sizeof(*n));
 	n->id = u->next_id++;
