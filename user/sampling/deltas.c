@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/array.h"
 #include "sampling/deltas.h"
 
 /* The last whole sample record of one CPU, which its next delta record is told against. */
@@ -50,27 +51,10 @@ void deltas__free(struct deltas *d)
 	free(d);
 }
 
-static int reserve(unsigned char **buf, size_t *cap, size_t len)
-{
-	unsigned char *n;
-	size_t c = *cap ? *cap : 1024;
-
-	if (len <= *cap)
-		return 0;
-	while (c < len)
-		c *= 2;
-	n = realloc(*buf, c);
-	if (!n)
-		return -ENOMEM;
-	*buf = n;
-	*cap = c;
-	return 0;
-}
-
 /* The whole record at rec becomes c's last one. */
 static int keep(struct cpu_last *c, const void *rec, size_t len)
 {
-	if (reserve(&c->rec, &c->cap, len)) {
+	if (ARRAY_RESERVE_MIN(c->rec, c->cap, len, 1024)) {
 		c->len = 0;
 		return -ENOMEM;
 	}
@@ -108,7 +92,7 @@ static long make_whole(struct deltas *d, const struct cpu_last *c, const unsigne
 		labels = c->rec + pu + shared_bytes;
 	}
 	total = sizeof(w) + kbytes + ubytes + shared_bytes + w.label_bytes;
-	if (reserve(&d->build, &d->build_cap, total))
+	if (ARRAY_RESERVE_MIN(d->build, d->build_cap, total, 1024))
 		return -ENOMEM;
 	w.hdr.size = total;
 	memcpy(d->build, &w, sizeof(w));
