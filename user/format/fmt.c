@@ -65,8 +65,7 @@ const char *fmt__label_source_name(__u32 source)
 		[LP_SRC_OTEL_PROCESS] = "otel_process",
 	};
 
-	return source < sizeof(names) / sizeof(names[0]) && names[source] ? names[source]
-									   : "unknown";
+	return source < ARRAY_SIZE(names) && names[source] ? names[source] : "unknown";
 }
 
 void fmt__json_label_sources(FILE *f, const struct profile_label *labels, size_t n)

@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include "lib/compiler.h"
 #include "lib/msg.h"
 #include "proc/maps.h"
 #include "proc/otel_ctx.h"
@@ -31,7 +32,7 @@ static bool is_ctx_mapping(const struct maps_entry *e)
 					    "/memfd:OTEL_CTX"};
 	size_t i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(names); i++)
 		if (!strcmp(e->path, names[i]))
 			return e->end - e->start >= OTEL_CTX_HEADER_SIZE;
 	return false;
