@@ -3,13 +3,15 @@
  * What the OTLP profiles writer (output_otlp.c) and reader (input_otlp.c)
  * share (otlp.c): short names for the generated protobuf-c types, the attribute keys
  * (OpenTelemetry semantic conventions) and the rule that turns trace labels
- * into a Link, so that the reader undoes exactly what the writer did.
+ * into a Link, so that the reader undoes exactly what the writer did; and the
+ * writer's printer of OTLP's JSON mapping (output_otlp_json.c).
  */
 #ifndef LABELPROF_OTLP_H
 #define LABELPROF_OTLP_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <linux/types.h>
 
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
@@ -91,5 +93,8 @@ struct otlp_trace_link {
 enum otlp_link_source otlp__link_from_labels(const struct symprof *sp,
 					     const struct sp_label *labels, size_t n,
 					     struct otlp_trace_link *link, size_t w3c_labels[2]);
+
+/* Prints m in OTLP's JSON mapping (output_otlp_json.c); -EINVAL for a field type OTLP never uses. */
+int otlp_json__print(FILE *f, const ProtobufCMessage *m);
 
 #endif /* LABELPROF_OTLP_H */
