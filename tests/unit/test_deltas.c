@@ -29,9 +29,12 @@ static void build(struct rec *r, __u32 cpu, const __u64 *k, size_t kn, const __u
 	h.label_bytes = lb;
 	memcpy(h.comm, "worker", 7);
 	r->len = sizeof(h);
-	memcpy(r->buf + r->len, k, kn * 8);
+	/* no stack is a NULL array: memcpy must not see it */
+	if (kn)
+		memcpy(r->buf + r->len, k, kn * 8);
 	r->len += kn * 8;
-	memcpy(r->buf + r->len, u, un * 8);
+	if (un)
+		memcpy(r->buf + r->len, u, un * 8);
 	r->len += un * 8;
 	memcpy(r->buf + r->len, labels ? labels : "", lb);
 	r->len += lb;
