@@ -1848,8 +1848,16 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		off = LP_RECORD_MAX;
 	off = delta_encode(sc, s, off);
 	s->hdr.size = off;
-	/* userspace consumes on a timer: waking it per sample would cost more than sampling */
-	if (!off || bpf_ringbuf_output(&events, sc->rec, off, BPF_RB_NO_WAKEUP)) {
+	/*
+	 * Waking userspace's reader per sample would cost more than sampling: it
+	 * is woken once a quarter of the small ring is pending (docs/design.md
+	 * section 4), and reads on a timer besides.
+	 */
+	if (!off || bpf_ringbuf_output(&events, sc->rec, off,
+				       bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) * 4 >
+						       bpf_ringbuf_query(&events, BPF_RB_RING_SIZE)
+					       ? BPF_RB_FORCE_WAKEUP
+					       : BPF_RB_NO_WAKEUP)) {
 		/* the next record cannot be told against one userspace never sees */
 		sc->last.valid = 0;
 		c->ringbuf_drops++;

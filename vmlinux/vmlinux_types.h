@@ -55,4 +55,10 @@ enum {
 	BPF_RB_FORCE_WAKEUP = 1ULL << 1,
 };
 
+/* bpf_ringbuf_query's flags */
+enum {
+	BPF_RB_AVAIL_DATA = 0,
+	BPF_RB_RING_SIZE = 1,
+};
+
 #endif /* __VMLINUX_TYPES_H__ */

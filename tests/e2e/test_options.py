@@ -127,7 +127,7 @@ def test_help_prints_defaults_and_bounds(command):
         f"1 .. {C['LP_MAX_KEY_LEN']} (default {C['LP_DEFAULT_MAX_KEY_LEN']})",
         f"1 .. {C['LP_MAX_VALUE_LEN']} (default {C['LP_DEFAULT_MAX_VALUE_LEN']})",
         f"{C['SAMPLER_MIN_RINGBUF_BYTES']} .. {C['SAMPLER_MAX_RINGBUF_MIB']} MiB",
-        f"{C['SAMPLER_RINGBUF_MIN_MIB']} .. {C['SAMPLER_RINGBUF_MAX_MIB']} MiB",
+        f"{C['SAMPLER_RINGBUF_MIN_KIB']} KiB .. {C['SAMPLER_RINGBUF_MAX_MIB']} MiB",
         f"{C['UNWIND_MIN_MEMORY_MIB']} .. {C['UNWIND_MAX_MEMORY_MIB']} MiB (default "
         f"{C['UNWIND_DEFAULT_MEMORY_MIB']})",
     ]:

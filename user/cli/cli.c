@@ -45,8 +45,8 @@ static const char max_key_doc[] = "Key bytes read per label, 1 .. " STR(LP_MAX_K
 static const char max_value_doc[] = "Value bytes read per label, 1 .. " STR(LP_MAX_VALUE_LEN)
 	" (default " STR(LP_DEFAULT_MAX_VALUE_LEN) ")";
 static const char ringbuf_doc[] = "Ring buffer bytes, " STR(SAMPLER_MIN_RINGBUF_BYTES)
-	" .. " STR(SAMPLER_MAX_RINGBUF_MIB) " MiB, rounded up to a power of two (default 0: 2 s of "
-	"samples at the frequency, " STR(SAMPLER_RINGBUF_MIN_MIB) " .. "
+	" .. " STR(SAMPLER_MAX_RINGBUF_MIB) " MiB, rounded up to a power of two (default 0: 100 ms "
+	"of samples at the frequency, " STR(SAMPLER_RINGBUF_MIN_KIB) " KiB .. "
 	STR(SAMPLER_RINGBUF_MAX_MIB) " MiB)";
 static const char max_label_values_doc[] = "Text views show a key with more values than this "
 	"as KEY=* (default " STR(CLI_DEFAULT_MAX_LABEL_VALUES) "; 0: never)";

@@ -16,26 +16,42 @@
 #include "lib/compiler.h"
 #include "lib/msg.h"
 #include "sampling/deltas.h"
+#include "sampling/ringreader.h"
 #include "sampling/sampler.h"
 #include "unwind/unwind.h"
 
 /*
- * The default ring buffer holds RINGBUF_SECONDS of samples of RINGBUF_SAMPLE
- * bytes (a sample with two deep stacks and a few labels) from every CPU:
- * userspace drains it every 100 ms, but may stop for a while to build a
- * profile. Its pages are mapped twice (the wrap-around), and count twice in
- * RSS once written, so it is no larger than the rate needs.
+ * The default ring buffer holds RINGBUF_MS of samples of RINGBUF_SAMPLE bytes
+ * (a sample with two deep stacks and a few labels) from every CPU, at least
+ * RINGBUF_MIN_BYTES. A reader thread drains it into a queue in userspace
+ * (ringreader.h), woken by BPF once a quarter of it is pending: the other
+ * three quarters, 75 ms, are the headroom for the reader to be scheduled on
+ * a busy machine. It is no larger because every record is written to it: a
+ * ring larger than the caches makes each write miss (a sample's BPF run took
+ * 0.3-0.5 us more with 8 MiB than with 64-256 KiB on the benchmarks' VM), and
+ * its written pages count twice in RSS (they are mapped twice, for the
+ * wrap-around). 256 KiB, a few L2 caches' worth, is the floor: at low rates a
+ * quarter of it is still a few hundred records, so the reader wakes rarely.
  */
 #define RINGBUF_SAMPLE	  2048u
-#define RINGBUF_SECONDS	  2u
-#define RINGBUF_MIN_BYTES ((size_t)SAMPLER_RINGBUF_MIN_MIB << 20)
+#define RINGBUF_MS	  100u
+#define RINGBUF_MIN_BYTES ((size_t)SAMPLER_RINGBUF_MIN_KIB << 10)
 #define RINGBUF_MAX_BYTES ((size_t)SAMPLER_RINGBUF_MAX_MIB << 20)
+/*
+ * The queue holds QUEUE_SECONDS of such samples from every CPU (1-64 MiB),
+ * for while the caller's loop is busy elsewhere (building unwind tables of a
+ * large library, writing a profile); past it the ring fills and BPF counts
+ * what it drops. Only what is queued takes memory.
+ */
+#define QUEUE_SECONDS	2u
+#define QUEUE_MIN_BYTES (1ul << 20)
+#define QUEUE_MAX_BYTES (64ul << 20)
 /* What sampler__read_threads accepts from its iterator: a record per thread. */
 #define READ_THREADS_MAX_BYTES (256u << 20)
 
 struct sampler {
 	struct labelprof_bpf *skel;
-	struct ring_buffer *rb;
+	struct ringreader *reader;
 	struct deltas *deltas; /* the ring's delta records made whole */
 	struct bpf_link **links; /* one per CPU, NULL where the CPU is offline */
 	int *perf_fds;
@@ -123,14 +139,23 @@ static __u32 stack_depth(void)
 	return v < 1 ? 1 : v > LP_MAX_STACK_DEPTH ? LP_MAX_STACK_DEPTH : v;
 }
 
+static size_t clamp_size(unsigned long long v, size_t min, size_t max)
+{
+	return v < min ? min : v > max ? max : v;
+}
+
 static size_t default_ringbuf_bytes(const struct sampler *s, const struct sampler_opts *o)
 {
-	unsigned long long v =
-		(unsigned long long)o->freq_hz * s->ncpus * RINGBUF_SAMPLE * RINGBUF_SECONDS;
+	return clamp_size((unsigned long long)o->freq_hz * s->ncpus * RINGBUF_SAMPLE * RINGBUF_MS /
+				  1000,
+			  RINGBUF_MIN_BYTES, RINGBUF_MAX_BYTES);
+}
 
-	return v < RINGBUF_MIN_BYTES   ? RINGBUF_MIN_BYTES
-	       : v > RINGBUF_MAX_BYTES ? RINGBUF_MAX_BYTES
-				       : v;
+static size_t max_queued_bytes(const struct sampler *s, const struct sampler_opts *o)
+{
+	return clamp_size((unsigned long long)o->freq_hz * s->ncpus * RINGBUF_SAMPLE *
+				  QUEUE_SECONDS,
+			  QUEUE_MIN_BYTES, QUEUE_MAX_BYTES);
 }
 
 static const char *const opt_flags[] = {
@@ -400,8 +425,9 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 	}
 
 	s->deltas = deltas__new(s->ncpus);
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_record, s, NULL);
-	if (!s->deltas || !s->rb) {
+	s->reader = ringreader__new(bpf_map__fd(s->skel->maps.events), max_queued_bytes(s, o),
+				    handle_record, s);
+	if (!s->deltas || !s->reader) {
 		msg__set(err, err_len, "cannot set up the ring buffer: %s", strerror(errno));
 		goto out_close;
 	}
@@ -452,7 +478,7 @@ void sampler__close(struct sampler *s)
 	if (!s)
 		return;
 	sampler__stop(s);
-	ring_buffer__free(s->rb);
+	ringreader__free(s->reader);
 	deltas__free(s->deltas);
 	labelprof_bpf__destroy(s->skel);
 	if (s->cgroup_fd >= 0)
@@ -464,18 +490,12 @@ void sampler__close(struct sampler *s)
 
 int sampler__poll(struct sampler *s, int timeout_ms)
 {
-	/* woken early only by process events; samples are consumed here regardless */
-	int n = ring_buffer__poll(s->rb, timeout_ms);
-
-	if (n < 0 && n != -EINTR)
-		return n;
-	n = ring_buffer__consume(s->rb);
-	return n == -EINTR ? 0 : n;
+	return ringreader__poll(s->reader, timeout_ms);
 }
 
 int sampler__drain(struct sampler *s)
 {
-	return ring_buffer__consume(s->rb);
+	return ringreader__drain(s->reader);
 }
 
 /* After a change of the recipes map: the BPF program's CPUs drop the recipes they keep. */

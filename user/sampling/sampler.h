@@ -18,7 +18,7 @@
 #define SAMPLER_MIN_RINGBUF_BYTES 4096
 #define SAMPLER_MAX_RINGBUF_MIB	  1024
 /* The default ring buffer's size is bounded by these (sampler.c says why). */
-#define SAMPLER_RINGBUF_MIN_MIB	      1
+#define SAMPLER_RINGBUF_MIN_KIB	      256
 #define SAMPLER_RINGBUF_MAX_MIB	      64
 #define SAMPLER_DEFAULT_MAX_PROCESSES 65536
 #define SAMPLER_UNWIND_MAX_OBJECTS    65536 /* objects with unwind rows in BPF at once */
