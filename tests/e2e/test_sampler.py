@@ -3,6 +3,7 @@ filter, load-time label limits, labels off, privileges, and ring-buffer
 overflow accounting."""
 
 import contextlib
+import fcntl
 import os
 import pathlib
 import subprocess
@@ -11,8 +12,8 @@ import time
 
 import pytest
 
-from conftest import (LABELPROF, count, flags_of, in_function, labels_of, record, recording,
-                      started, workload)
+from conftest import (CAPTURE_MIN, FREQ, LABELPROF, count, flags_of, in_function, labels_of,
+                      load_json, measure, overlap_fraction, record, recording, started, workload)
 
 BURN_SETS = [f"burn_set_{k}" for k in range(8)]
 
@@ -132,6 +133,58 @@ def test_ringbuf_overflow_is_counted_exactly(tmp_path):
     assert c["samples_received"] + c["ringbuf_drops"] == c["samples"], c
     assert c["records_rejected"] == 0, c
     assert f"{c['ringbuf_drops']} dropped" in rec.stderr, rec.stderr
+
+
+def full_pipe():
+    """A pipe whose buffer is full: the next write to it blocks until it is read."""
+    r, w = os.pipe()
+    fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 4096)
+    os.set_blocking(w, False)
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            os.write(w, b"x" * 4096)
+    os.set_blocking(w, True)
+    return r, w
+
+
+def test_stalled_main_loop_drops_no_samples(request, tmp_path):
+    """The ring buffer is drained by its own reader thread while labelprof's
+    main loop is stalled for longer than a small ring lasts: here it writes its
+    "sampling" line to a stderr pipe nobody reads for a few seconds (so
+    sampling runs all that time and the -d 1 recording ends once it can).
+    Every sample taken is received, none is dropped."""
+    ring = 32768
+    # a record is at least a struct lp_sample (64 bytes) and the ring's 8-byte header
+    ring_records = ring // 72
+    r, w = full_pipe()
+    out = tmp_path / "stalled.json"
+    cmd = [LABELPROF, "record", "-F", FREQ, "--format", "json", "-o", out, "-d", 1,
+           "--ringbuf-size", ring]
+    with started(groundtruth(tmp_path / "gt.json")) as wl:
+        proc = subprocess.Popen([str(a) for a in cmd + ["-p", wl.pid]],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=w)
+        os.close(w)
+        time.sleep(4)
+        with os.fdopen(r, "rb") as f:
+            stderr = f.read().lstrip(b"x").decode(errors="replace")
+        assert proc.wait(timeout=60) == 0, stderr
+    report = load_json(tmp_path / "gt.json")
+    doc = load_json(out)
+    c = doc["counters"]
+    assert "labelprof: sampling" in stderr, stderr
+    assert c["samples"] > ring_records, (
+        f"{c['samples']} samples: too few to fill a {ring}-byte ring, the stall proved nothing")
+    assert c["ringbuf_drops"] == 0, c
+    assert c["samples_received"] == c["samples"], c
+    assert c["records_rejected"] == 0, c
+    start, end = doc["start_time_unix_ns"], doc["start_time_unix_ns"] + doc["duration_ns"]
+    cpu_ns = sum(ns * overlap_fraction(t0, t1, start, end)
+                 for _tid, _set, t0, t1, ns in report["intervals"])
+    expected = FREQ * cpu_ns / 1e9
+    measure(request, f"{c['samples_received']} samples received of {c['samples']}, "
+                     f"{c['ringbuf_drops']} dropped, about {expected:.0f} expected")
+    assert c["samples_received"] >= CAPTURE_MIN * expected, (
+        f"{c['samples_received']} samples, expected about {expected:.0f}: {c}")
 
 
 def test_zombie_target_ends_recording(tmp_path):
