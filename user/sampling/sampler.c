@@ -30,8 +30,9 @@
  * ring larger than the caches makes each write miss (a sample's BPF run took
  * 0.3-0.5 us more with 8 MiB than with 64-256 KiB on the benchmarks' VM), and
  * its written pages count twice in RSS (they are mapped twice, for the
- * wrap-around). 256 KiB, a few L2 caches' worth, is the floor: at low rates a
- * quarter of it is still a few hundred records, so the reader wakes rarely.
+ * wrap-around). 256 KiB, about an L2 cache, is the floor: a smaller ring
+ * saves little more, and a burst (every CPU sampling at once, a storm of
+ * process events) still fits.
  */
 #define RINGBUF_SAMPLE	  2048u
 #define RINGBUF_MS	  100u
