@@ -1802,7 +1802,6 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	c->samples++;
 
 	s = sample_init(sc, tgid, (__u32)pid_tgid, cpu);
-	s->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 	flags = task->flags;
 	kthread = flags & PF_KTHREAD;
@@ -1904,7 +1903,6 @@ int read_threads(struct bpf_iter__task *ctx)
 	if (!c || !sc)
 		return 0;
 	s = sample_init(sc, BPF_CORE_READ(task, tgid), BPF_CORE_READ(task, pid), cpu);
-	s->cgroup_id = 0;
 	bpf_core_read_str(s->comm, sizeof(s->comm), &task->comm);
 	read_label_set(task, true, BPF_CORE_READ(task, flags), sc, s, &off, c);
 	if (off > LP_RECORD_MAX)

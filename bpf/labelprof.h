@@ -178,7 +178,6 @@ enum lp_sample_status {
 struct lp_sample {
 	struct lp_event_hdr hdr;
 	__u64 ktime_ns;
-	__u64 cgroup_id;
 	__u32 tgid;
 	__u32 tid;
 	__u32 cpu;
@@ -359,8 +358,8 @@ _Static_assert(sizeof(struct lp_tls_ref) == 48, "lp_tls_ref layout");
 _Static_assert(sizeof(struct lp_go_ref) == 32, "lp_go_ref layout");
 _Static_assert(sizeof(struct lp_recipe) == 152, "lp_recipe layout");
 _Static_assert(sizeof(struct lp_event_hdr) == 8, "lp_event_hdr layout");
-_Static_assert(sizeof(struct lp_sample) == 64, "lp_sample layout");
-_Static_assert(__builtin_offsetof(struct lp_sample, comm) == 48, "lp_sample layout");
+_Static_assert(sizeof(struct lp_sample) == 56, "lp_sample layout");
+_Static_assert(__builtin_offsetof(struct lp_sample, comm) == 40, "lp_sample layout");
 _Static_assert(sizeof(struct lp_label_hdr) == 4, "lp_label_hdr layout");
 _Static_assert(sizeof(struct lp_sample_delta) == 8, "lp_sample_delta layout");
 _Static_assert(sizeof(struct lp_proc_event) == 40, "lp_proc_event layout");
