@@ -25,7 +25,7 @@
 #define CHUNK_BYTES (64u << 10)
 /* Each record in a chunk: its size, then its bytes, 8-byte aligned as in the ring. */
 #define RECORD_ALIGN 8u
-#define RECORD_SPACE(size) \
+#define RECORD_SPACE(size)                                                                         \
 	((sizeof(struct record) + (size) + RECORD_ALIGN - 1) & ~(size_t)(RECORD_ALIGN - 1))
 /* ring_buffer__consume's callback stops it with this when the queue is full. */
 #define QUEUE_FULL (-ENOBUFS)
