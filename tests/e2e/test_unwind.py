@@ -46,8 +46,9 @@ import time
 
 import pytest
 
-from conftest import (OUTPUT, count, flags_of, in_kernel, labels_of, label_set, load_json, max_stack,
-                      measure, names, record, recording, show, started, user_frames, workload)
+from conftest import (OUTPUT, count, flags_of, in_kernel, labels_of, label_set, load_json,
+                      max_stack, measure, names, record, recording, show, started, user_frames,
+                      workload)
 from test_stacks import (ENTRY, LARGE_FRAME, LEAF, SHALLOW, SMALL_FRAME, check_exact, check_flags,
                          deepstack, thread_kinds)
 
