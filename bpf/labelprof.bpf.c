@@ -190,31 +190,6 @@ struct lp_fcache {
 	__u32 pass;
 };
 
-/*
- * What the CPU's last sample record held, for the next to leave out
- * (struct lp_sample_delta): its user stack, outermost frame first, and its
- * labels when they took at most LAST_LABELS_MAX bytes.
- */
-#define LAST_LABELS_MAX 4096
-#define DELTA_BATCH	8 /* words compared per bpf_loop step */
-
-struct lp_last {
-	__u32 valid;   /* 0: the next record is told in full */
-	__u32 records; /* sample records emitted (lp_sample_delta.base) */
-	__u32 ulen;    /* frames in ustack */
-	__u32 lbytes;  /* label_bytes; > LAST_LABELS_MAX: not kept */
-	__u32 lcount;  /* label_count */
-	/* the comparison of a new record, by bpf_loop (see delta_ustack) */
-	__u32 at;     /* where in rec the part compared starts */
-	__u32 n;      /* its words (frames) or bytes (labels) */
-	__u32 j;      /* the next word */
-	__u32 shared; /* outermost frames equal so far */
-	__u32 same;   /* every word so far was equal */
-	__u32 pad;
-	__u64 ustack[LP_MAX_STACK_DEPTH + 1];
-	__u8 labels[LAST_LABELS_MAX];
-};
-
 #define OTEL_BUF_MASK 1023
 _Static_assert(LP_OTEL_RECORD_MAX <= OTEL_BUF_MASK, "an OTel record fits the mask");
 
@@ -250,7 +225,6 @@ struct lp_scratch {
 	struct lp_gowalk gw;
 	__u8 go_bucket[LP_GO_BUCKET_SIZE];
 	struct lp_cwalk cw;
-	struct lp_last last;
 };
 
 struct {
@@ -1107,12 +1081,14 @@ static __always_inline void read_otel_thread(struct task_struct *task, bool remo
 }
 
 /*
- * Reads the label set of task (remote: not the current thread, see
- * read_user), whose flags are task_flags, into the record s at *off.
+ * The recipe of task's process now (remote: not the current thread, see
+ * read_user), or NULL, the status bits saying why. Samples need it with
+ * labels off too: code mapped since userspace inspected the process gets
+ * unwind tables as well as a new look for a label library.
  */
-static __always_inline void read_label_set(struct task_struct *task, bool remote, __u32 task_flags,
-					   struct lp_scratch *sc, struct lp_sample *s, __u32 *off,
-					   struct lp_counters *c)
+static __always_inline struct lp_recipe *sample_recipe(struct task_struct *task, bool remote,
+						       __u32 task_flags, struct lp_scratch *sc,
+						       struct lp_sample *s, struct lp_counters *c)
 {
 	struct lp_recipe *r;
 
@@ -1122,20 +1098,25 @@ static __always_inline void read_label_set(struct task_struct *task, bool remote
 	 */
 	if (task_flags & PF_EXITING) {
 		s->status |= LP_ST_EXITING;
-		return;
+		return NULL;
 	}
 	r = find_recipe(sc, s->tgid, remote);
 	if (!r) {
 		s->status |= LP_ST_NO_RECIPE;
 		c->unknown_pids++;
-		return;
+		return NULL;
 	}
-	/*
-	 * Code mapped or unmapped since userspace inspected the process: a
-	 * label library may have been loaded, or loaded again elsewhere.
-	 */
+	/* code mapped or unmapped since userspace inspected the process */
 	if (!remote && r->exec_vm && task->mm->exec_vm != r->exec_vm)
 		s->status |= LP_ST_MAPS_CHANGED;
+	return r;
+}
+
+/* Reads the label set of task by its process's recipe r into the record s at *off. */
+static __always_inline void read_label_set(struct task_struct *task, bool remote,
+					   const struct lp_recipe *r, struct lp_scratch *sc,
+					   struct lp_sample *s, __u32 *off, struct lp_counters *c)
+{
 	if (r->form == LP_FORM_NONE && r->otel.access == LP_TLS_NONE && r->go.format == LP_GO_NONE) {
 		s->status |= LP_ST_NO_RECIPE;
 		return;
@@ -1602,129 +1583,6 @@ static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct t
 	return n;
 }
 
-/*
- * The user stack at rec[at] (n frames) against the last record's, from the
- * outermost frame, by bpf_loop: last->shared counts the frames equal, and
- * the last stack becomes this one.
- */
-static long delta_ustack(__u32 i, struct lp_scratch **scp)
-{
-	struct lp_last *l = &(*scp)->last;
-	__u8 *rec = (*scp)->rec;
-	__u32 j = l->j, k;
-	__u64 ip;
-
-	for (k = 0; k < DELTA_BATCH; k++, j++) {
-		if (j >= l->n || j > LP_MAX_STACK_DEPTH) {
-			l->j = j;
-			return 1;
-		}
-		ip = WORD(&rec[(l->at + (l->n - 1 - j) * sizeof(__u64)) & REC_MASK]);
-		if (l->same && j < l->ulen && l->ustack[j & LP_MAX_STACK_DEPTH] == ip)
-			l->shared = j + 1;
-		else
-			l->same = 0;
-		l->ustack[j & LP_MAX_STACK_DEPTH] = ip;
-	}
-	l->j = j;
-	return 0;
-}
-
-/*
- * The label bytes at rec[at] (n bytes) against the last record's, a word at
- * a time by bpf_loop: last->same stays 1 while they are equal, and the last
- * labels become these.
- */
-static long delta_labels(__u32 i, struct lp_scratch **scp)
-{
-	struct lp_last *l = &(*scp)->last;
-	__u8 *rec = (*scp)->rec;
-	__u32 w = l->j, k;
-	__u64 v, mask;
-
-	for (k = 0; k < DELTA_BATCH; k++, w += sizeof(__u64)) {
-		if (w >= l->n || w >= LAST_LABELS_MAX) {
-			l->j = w;
-			return 1;
-		}
-		v = WORD(&rec[(l->at + w) & REC_MASK]);
-		/* past the labels, rec holds older bytes: not compared (little endian) */
-		mask = l->n - w >= sizeof(__u64) ? -1ULL : (1ULL << ((l->n - w) * 8)) - 1;
-		if ((WORD(&l->labels[w & (LAST_LABELS_MAX - sizeof(__u64))]) ^ v) & mask)
-			l->same = 0;
-		WORD(&l->labels[w & (LAST_LABELS_MAX - sizeof(__u64))]) = v;
-	}
-	l->j = w;
-	return 0;
-}
-
-/*
- * Tells the sample in rec (off bytes) as a change of the CPU's last sample
- * record where that makes it shorter (struct lp_sample_delta): a record is
- * written to cold ring-buffer memory, which costs more per byte than the
- * comparison with the last one, kept warm in scratch. Returns the new size.
- */
-static __always_inline __u32 delta_encode(struct lp_scratch *sc, struct lp_sample *s, __u32 off)
-{
-	struct lp_last *l = &sc->last;
-	struct lp_sample_delta *d;
-	__u32 uat, lat, n, lbytes = s->label_bytes, shared;
-	bool labels_shared;
-
-	uat = sizeof(*s) + s->kstack_len * sizeof(__u64);
-	lat = uat + s->ustack_len * sizeof(__u64);
-	if (lat + lbytes != off || off > LP_RECORD_MAX)
-		return off;
-	/* the user stack, from its outermost frame */
-	l->at = uat;
-	l->n = s->ustack_len;
-	l->j = 0;
-	l->shared = 0;
-	l->same = l->valid;
-	bpf_loop(LP_MAX_STACK_DEPTH / DELTA_BATCH + 1, delta_ustack, &sc, 0);
-	shared = l->shared;
-	l->ulen = s->ustack_len;
-	/* the labels, when few enough bytes to keep */
-	labels_shared = false;
-	if (lbytes <= LAST_LABELS_MAX) {
-		l->at = lat;
-		l->n = lbytes;
-		l->j = 0;
-		l->same = l->valid && l->lbytes == lbytes && l->lcount == s->label_count;
-		bpf_loop(LAST_LABELS_MAX / sizeof(__u64) / DELTA_BATCH, delta_labels, &sc, 0);
-		labels_shared = lbytes && l->same;
-	} else {
-		/* labels too long to keep are told in full, where they are in rec */
-		shared = 0;
-	}
-	l->lbytes = lbytes;
-	l->lcount = s->label_count;
-	if (!shared && !labels_shared)
-		return off;
-	n = s->ustack_len - shared;
-	off = uat + n * sizeof(__u64);
-	if (!labels_shared && lbytes) {
-		/* the labels move down over the frames left out, from their copy in last */
-		if (off > LP_RECORD_MAX || lbytes > LAST_LABELS_MAX)
-			return 0;
-		bpf_probe_read_kernel(&sc->rec[off & REC_MASK], lbytes, l->labels);
-		off += lbytes;
-	}
-	if (off > LP_RECORD_MAX - sizeof(*d))
-		return 0;
-	d = (void *)&sc->rec[off & REC_MASK];
-	d->base = l->records;
-	d->ustack_shared = shared;
-	d->flags = labels_shared ? LP_DELTA_LABELS_SHARED : 0;
-	s->hdr.type = LP_EVENT_SAMPLE_DELTA;
-	s->ustack_len = n;
-	if (labels_shared) {
-		s->label_count = 0;
-		s->label_bytes = 0;
-	}
-	return off + sizeof(*d);
-}
-
 static __always_inline struct lp_counters *get_counters(void)
 {
 	__u32 zero = 0;
@@ -1784,6 +1642,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u32 tgid = pid_tgid >> 32, cpu = bpf_get_smp_processor_id();
 	struct lp_counters *c;
 	struct lp_scratch *sc;
+	struct lp_recipe *r;
 	struct lp_sample *s;
 	__u32 off = sizeof(*s), flags;
 	bool kthread;
@@ -1828,10 +1687,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 				s->status |= LP_ST_USTACK_ERR;
 			}
 		}
-		if (read_labels)
-			read_label_set(task, false, flags, sc, s, &off, c);
-		else
+		r = sample_recipe(task, false, flags, sc, s, c);
+		if (!read_labels)
 			s->status |= LP_ST_LABELS_OFF;
+		else if (r)
+			read_label_set(task, false, r, sc, s, &off, c);
 	}
 
 	if (s->status & LP_ST_READ_FAULT)
@@ -1845,25 +1705,18 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 	if (off > LP_RECORD_MAX)
 		off = LP_RECORD_MAX;
-	off = delta_encode(sc, s, off);
 	s->hdr.size = off;
 	/*
 	 * Waking userspace's reader per sample would cost more than sampling: it
 	 * is woken once a quarter of the small ring is pending (docs/design.md
 	 * section 4), and reads on a timer besides.
 	 */
-	if (!off || bpf_ringbuf_output(&events, sc->rec, off,
-				       bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) * 4 >
-						       bpf_ringbuf_query(&events, BPF_RB_RING_SIZE)
-					       ? BPF_RB_FORCE_WAKEUP
-					       : BPF_RB_NO_WAKEUP)) {
-		/* the next record cannot be told against one userspace never sees */
-		sc->last.valid = 0;
+	if (bpf_ringbuf_output(&events, sc->rec, off,
+			       bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) * 4 >
+					       bpf_ringbuf_query(&events, BPF_RB_RING_SIZE)
+				       ? BPF_RB_FORCE_WAKEUP
+				       : BPF_RB_NO_WAKEUP))
 		c->ringbuf_drops++;
-	} else {
-		sc->last.valid = 1;
-		sc->last.records++;
-	}
 
 	/*
 	 * Ask userspace to inspect the process: a tgid with no recipe at most
@@ -1894,6 +1747,7 @@ int read_threads(struct bpf_iter__task *ctx)
 	__u32 cpu = bpf_get_smp_processor_id(), off = sizeof(struct lp_sample);
 	struct lp_counters *c;
 	struct lp_scratch *sc;
+	struct lp_recipe *r;
 	struct lp_sample *s;
 
 	if (!task) /* the end of the iteration */
@@ -1904,7 +1758,9 @@ int read_threads(struct bpf_iter__task *ctx)
 		return 0;
 	s = sample_init(sc, BPF_CORE_READ(task, tgid), BPF_CORE_READ(task, pid), cpu);
 	bpf_core_read_str(s->comm, sizeof(s->comm), &task->comm);
-	read_label_set(task, true, BPF_CORE_READ(task, flags), sc, s, &off, c);
+	r = sample_recipe(task, true, BPF_CORE_READ(task, flags), sc, s, c);
+	if (r)
+		read_label_set(task, true, r, sc, s, &off, c);
 	if (off > LP_RECORD_MAX)
 		off = LP_RECORD_MAX;
 	s->hdr.size = off;

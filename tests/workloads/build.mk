@@ -190,6 +190,15 @@ WL_BINS += $(WL_DIR)/gofake-go124 $(WL_DIR)/gofake-go119-hostile $(WL_DIR)/gofak
 # unwind: code without frame pointers, for the CFI unwinding tests.
 include $(WL_SRC)/unwind_build.mk
 
+# unwind_dlopen: dlopen()s libunwind_lib (no frame pointers) while it is profiled;
+# built like the unwind workloads, with libcustomlabels linked in, not the library.
+$(WL_DIR)/unwind_dlopen: $(UW_DIR)/gcc/unwind_dlopen.o $(UW_DIR)/gcc/common.o $(UW_CL_OBJS) \
+		$(WL_LIBDIR)/libunwind_lib-gcc.so | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(filter %.o,$^) $(CL_EXPORT_LDFLAGS) -ldl -lpthread -o $@
+
+WL_BINS += $(WL_DIR)/unwind_dlopen
+
 # Last: every workload above is in WL_BINS by now.
 .PHONY: workloads
 workloads: $(WL_BINS)

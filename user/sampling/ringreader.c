@@ -129,8 +129,7 @@ static bool wants_prompt_handling(const void *data, size_t size)
 	const struct lp_event_hdr *h = data;
 
 	/* process events: the sooner a new process is inspected, the fewer samples miss labels */
-	return size < sizeof(*h) ||
-	       (h->type != LP_EVENT_SAMPLE && h->type != LP_EVENT_SAMPLE_DELTA);
+	return size < sizeof(*h) || h->type != LP_EVENT_SAMPLE;
 }
 
 /* The ring's callback: queues on the reader thread, hands over at once without one. */
