@@ -1107,12 +1107,14 @@ static __always_inline void read_otel_thread(struct task_struct *task, bool remo
 }
 
 /*
- * Reads the label set of task (remote: not the current thread, see
- * read_user), whose flags are task_flags, into the record s at *off.
+ * The recipe of task's process now (remote: not the current thread, see
+ * read_user), or NULL, the status bits saying why. Samples need it with
+ * labels off too: code mapped since userspace inspected the process gets
+ * unwind tables as well as a new look for a label library.
  */
-static __always_inline void read_label_set(struct task_struct *task, bool remote, __u32 task_flags,
-					   struct lp_scratch *sc, struct lp_sample *s, __u32 *off,
-					   struct lp_counters *c)
+static __always_inline struct lp_recipe *sample_recipe(struct task_struct *task, bool remote,
+						       __u32 task_flags, struct lp_scratch *sc,
+						       struct lp_sample *s, struct lp_counters *c)
 {
 	struct lp_recipe *r;
 
@@ -1122,20 +1124,25 @@ static __always_inline void read_label_set(struct task_struct *task, bool remote
 	 */
 	if (task_flags & PF_EXITING) {
 		s->status |= LP_ST_EXITING;
-		return;
+		return NULL;
 	}
 	r = find_recipe(sc, s->tgid, remote);
 	if (!r) {
 		s->status |= LP_ST_NO_RECIPE;
 		c->unknown_pids++;
-		return;
+		return NULL;
 	}
-	/*
-	 * Code mapped or unmapped since userspace inspected the process: a
-	 * label library may have been loaded, or loaded again elsewhere.
-	 */
+	/* code mapped or unmapped since userspace inspected the process */
 	if (!remote && r->exec_vm && task->mm->exec_vm != r->exec_vm)
 		s->status |= LP_ST_MAPS_CHANGED;
+	return r;
+}
+
+/* Reads the label set of task by its process's recipe r into the record s at *off. */
+static __always_inline void read_label_set(struct task_struct *task, bool remote,
+					   const struct lp_recipe *r, struct lp_scratch *sc,
+					   struct lp_sample *s, __u32 *off, struct lp_counters *c)
+{
 	if (r->form == LP_FORM_NONE && r->otel.access == LP_TLS_NONE && r->go.format == LP_GO_NONE) {
 		s->status |= LP_ST_NO_RECIPE;
 		return;
@@ -1784,6 +1791,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u32 tgid = pid_tgid >> 32, cpu = bpf_get_smp_processor_id();
 	struct lp_counters *c;
 	struct lp_scratch *sc;
+	struct lp_recipe *r;
 	struct lp_sample *s;
 	__u32 off = sizeof(*s), flags;
 	bool kthread;
@@ -1828,10 +1836,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 				s->status |= LP_ST_USTACK_ERR;
 			}
 		}
-		if (read_labels)
-			read_label_set(task, false, flags, sc, s, &off, c);
-		else
+		r = sample_recipe(task, false, flags, sc, s, c);
+		if (!read_labels)
 			s->status |= LP_ST_LABELS_OFF;
+		else if (r)
+			read_label_set(task, false, r, sc, s, &off, c);
 	}
 
 	if (s->status & LP_ST_READ_FAULT)
@@ -1886,6 +1895,7 @@ int read_threads(struct bpf_iter__task *ctx)
 	__u32 cpu = bpf_get_smp_processor_id(), off = sizeof(struct lp_sample);
 	struct lp_counters *c;
 	struct lp_scratch *sc;
+	struct lp_recipe *r;
 	struct lp_sample *s;
 
 	if (!task) /* the end of the iteration */
@@ -1896,7 +1906,9 @@ int read_threads(struct bpf_iter__task *ctx)
 		return 0;
 	s = sample_init(sc, BPF_CORE_READ(task, tgid), BPF_CORE_READ(task, pid), cpu);
 	bpf_core_read_str(s->comm, sizeof(s->comm), &task->comm);
-	read_label_set(task, true, BPF_CORE_READ(task, flags), sc, s, &off, c);
+	r = sample_recipe(task, true, BPF_CORE_READ(task, flags), sc, s, c);
+	if (r)
+		read_label_set(task, true, r, sc, s, &off, c);
 	if (off > LP_RECORD_MAX)
 		off = LP_RECORD_MAX;
 	s->hdr.size = off;
