@@ -43,8 +43,10 @@
  * not several: labels whose values change length would move between sizes
  * and spread over both.
  *
- * Prepared sets are one array with one slot per label; they are changed in
- * place and so must not be installed meanwhile.
+ * Prepared sets are one array and their labels' bytes, packed one after the
+ * other (a reader copies them in one read): a change appends the new label's
+ * bytes, then closes the gap the old ones leave. They are changed in place
+ * and so must not be installed meanwhile.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -97,9 +99,10 @@ struct cl_own;
 
 /* A label array: a prepared set, or one of the two arrays a thread owns. */
 struct custom_labels_labelset {
-	struct cl_set set;	  /* first: what a v1 TLS pointer points to */
-	struct cl_own *own;	  /* owning thread's storage; NULL for a prepared set */
-	unsigned char *bytes;	  /* prepared set: label i's slot is bytes + i * slot_size */
+	struct cl_set set;    /* first: what a v1 TLS pointer points to */
+	struct cl_own *own;   /* owning thread's storage; NULL for a prepared set */
+	unsigned char *bytes; /* prepared set: bytes[0..used) hold its labels' bytes */
+	size_t used;
 	struct cl_label labels[]; /* set.storage; v0's TLS storage points here */
 };
 
@@ -303,20 +306,37 @@ static inline bool cl_len_valid(size_t key_len, size_t value_len)
 }
 
 /*
- * Writes key and value into a prepared set's slot; returns the label pointing
+ * Appends key and value to a prepared set's bytes; returns the label pointing
  * at them. The value follows the key directly: a reader copies both at once.
- * The value may come from this very slot (a value from get): then the key is
- * the slot's own, of the same length, and the value's place does not move.
+ * They may come from the set itself (a value from get): from bytes before the
+ * end, which nothing moves until the copy is done.
  */
-static struct cl_label cl_fill(unsigned char *slot, const void *key, size_t key_len,
-			       const void *value, size_t value_len)
+static struct cl_label cl_prep_append(struct custom_labels_labelset *set, const void *key,
+				      size_t key_len, const void *value, size_t value_len)
 {
-	unsigned char *vbuf = slot + key_len;
+	unsigned char *kbuf = set->bytes + set->used, *vbuf = kbuf + key_len;
 
-	memmove(slot, key, key_len);
+	cl_copy(kbuf, key, key_len);
 	if (value_len)
-		memmove(vbuf, value, value_len);
-	return (struct cl_label){{key_len, slot}, {value_len, vbuf}};
+		cl_copy(vbuf, value, value_len);
+	set->used += key_len + value_len;
+	return (struct cl_label){{key_len, kbuf}, {value_len, vbuf}};
+}
+
+/* Removes len bytes at start from a prepared set's bytes; the labels after them move down. */
+static void cl_prep_cut(struct custom_labels_labelset *set, const unsigned char *start, size_t len)
+{
+	unsigned char *at = set->bytes + (start - set->bytes);
+	size_t i;
+
+	memmove(at, at + len, set->used - (size_t)(at + len - set->bytes));
+	set->used -= len;
+	for (i = 0; i < set->set.count; i++) {
+		if (set->labels[i].key.buf > start) {
+			set->labels[i].key.buf -= len;
+			set->labels[i].value.buf -= len;
+		}
+	}
 }
 
 /* A label copied into a free slot of the thread's pools (free: no reader sees it). */
@@ -326,7 +346,7 @@ static inline struct cl_label cl_own_put(struct cl_own *own, const void *key, si
 	size_t n = key_len + value_len;
 	struct cl_pool *pool = &own->pool[n > CL_SLOT_SMALL];
 	unsigned char *slot = pool->free[--pool->nfree];
-	unsigned char *vbuf = slot + key_len; /* as in cl_fill */
+	unsigned char *vbuf = slot + key_len; /* as in cl_prep_append */
 
 	cl_copy(slot, key, key_len);
 	if (value_len)
@@ -400,6 +420,7 @@ static struct cl_own *cl_own_new(void)
 		a->set = (struct cl_set){a->labels, 0, cap};
 		a->own = own;
 		a->bytes = NULL;
+		a->used = 0;
 		own->arr[i] = a;
 	}
 	at = own_size + 2 * arr_size;
@@ -663,12 +684,14 @@ CL_EXPORT struct custom_labels_labelset *custom_labels_labelset_new(void)
 
 	cl_freeze();
 	cap = cl_cfg.max_labels;
-	set = malloc(sizeof(*set) + cap * sizeof(struct cl_label) + cap * cl_cfg.slot_size);
+	/* a full set, and the new bytes of a label replaced (appended before the old go) */
+	set = malloc(sizeof(*set) + cap * sizeof(struct cl_label) + (cap + 1) * cl_cfg.slot_size);
 	if (!set)
 		return NULL;
 	set->set = (struct cl_set){set->labels, 0, cap};
 	set->own = NULL;
 	set->bytes = (unsigned char *)&set->labels[cap];
+	set->used = 0;
 	return set;
 }
 
@@ -682,8 +705,8 @@ CL_EXPORT struct custom_labels_labelset *custom_labels_labelset_capture(void)
 		return NULL;
 	l = cl_visible(&n);
 	for (i = 0; i < n; i++)
-		set->labels[i] = cl_fill(set->bytes + i * cl_cfg.slot_size, l[i].key.buf,
-					 l[i].key.len, l[i].value.buf, l[i].value.len);
+		set->labels[i] = cl_prep_append(set, l[i].key.buf, l[i].key.len, l[i].value.buf,
+						l[i].value.len);
 	set->set.count = n;
 	return set;
 }
@@ -700,6 +723,7 @@ CL_EXPORT void custom_labels_labelset_free(struct custom_labels_labelset *set)
 CL_EXPORT int custom_labels_labelset_set(struct custom_labels_labelset *set, const void *key,
 					 size_t key_len, const void *value, size_t value_len)
 {
+	struct cl_label old;
 	size_t i, n;
 
 	if (!set || !cl_kv_valid(key, value, value_len))
@@ -712,9 +736,14 @@ CL_EXPORT int custom_labels_labelset_set(struct custom_labels_labelset *set, con
 	i = cl_find(set->labels, n, key, key_len);
 	if (i == n && n == set->set.capacity)
 		return -ENOSPC;
-	set->labels[i] = cl_fill(set->bytes + i * cl_cfg.slot_size, key, key_len, value, value_len);
-	if (i == n)
+	if (i == n) {
+		set->labels[n] = cl_prep_append(set, key, key_len, value, value_len);
 		set->set.count = n + 1;
+		return 0;
+	}
+	old = set->labels[i];
+	set->labels[i] = cl_prep_append(set, key, key_len, value, value_len);
+	cl_prep_cut(set, old.key.buf, old.key.len + old.value.len);
 	return 0;
 }
 
@@ -729,7 +758,7 @@ CL_EXPORT int custom_labels_labelset_set_str(struct custom_labels_labelset *set,
 CL_EXPORT int custom_labels_labelset_delete(struct custom_labels_labelset *set, const void *key,
 					    size_t key_len)
 {
-	struct cl_label *l;
+	struct cl_label *l, gone;
 	size_t i, n;
 
 	if (!set || !key)
@@ -741,10 +770,10 @@ CL_EXPORT int custom_labels_labelset_delete(struct custom_labels_labelset *set, 
 	i = cl_find(l, n, key, key_len);
 	if (i == n)
 		return -ENOENT;
-	if (i != n - 1)
-		l[i] = cl_fill(set->bytes + i * cl_cfg.slot_size, l[n - 1].key.buf,
-			       l[n - 1].key.len, l[n - 1].value.buf, l[n - 1].value.len);
+	gone = l[i];
+	l[i] = l[n - 1];
 	set->set.count = n - 1;
+	cl_prep_cut(set, gone.key.buf, gone.key.len + gone.value.len);
 	return 0;
 }
 
