@@ -190,31 +190,6 @@ struct lp_fcache {
 	__u32 pass;
 };
 
-/*
- * What the CPU's last sample record held, for the next to leave out
- * (struct lp_sample_delta): its user stack, outermost frame first, and its
- * labels when they took at most LAST_LABELS_MAX bytes.
- */
-#define LAST_LABELS_MAX 4096
-#define DELTA_BATCH	8 /* words compared per bpf_loop step */
-
-struct lp_last {
-	__u32 valid;   /* 0: the next record is told in full */
-	__u32 records; /* sample records emitted (lp_sample_delta.base) */
-	__u32 ulen;    /* frames in ustack */
-	__u32 lbytes;  /* label_bytes; > LAST_LABELS_MAX: not kept */
-	__u32 lcount;  /* label_count */
-	/* the comparison of a new record, by bpf_loop (see delta_ustack) */
-	__u32 at;     /* where in rec the part compared starts */
-	__u32 n;      /* its words (frames) or bytes (labels) */
-	__u32 j;      /* the next word */
-	__u32 shared; /* outermost frames equal so far */
-	__u32 same;   /* every word so far was equal */
-	__u32 pad;
-	__u64 ustack[LP_MAX_STACK_DEPTH + 1];
-	__u8 labels[LAST_LABELS_MAX];
-};
-
 #define OTEL_BUF_MASK 1023
 _Static_assert(LP_OTEL_RECORD_MAX <= OTEL_BUF_MASK, "an OTel record fits the mask");
 
@@ -250,7 +225,6 @@ struct lp_scratch {
 	struct lp_gowalk gw;
 	__u8 go_bucket[LP_GO_BUCKET_SIZE];
 	struct lp_cwalk cw;
-	struct lp_last last;
 };
 
 struct {
@@ -1609,129 +1583,6 @@ static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct t
 	return n;
 }
 
-/*
- * The user stack at rec[at] (n frames) against the last record's, from the
- * outermost frame, by bpf_loop: last->shared counts the frames equal, and
- * the last stack becomes this one.
- */
-static long delta_ustack(__u32 i, struct lp_scratch **scp)
-{
-	struct lp_last *l = &(*scp)->last;
-	__u8 *rec = (*scp)->rec;
-	__u32 j = l->j, k;
-	__u64 ip;
-
-	for (k = 0; k < DELTA_BATCH; k++, j++) {
-		if (j >= l->n || j > LP_MAX_STACK_DEPTH) {
-			l->j = j;
-			return 1;
-		}
-		ip = WORD(&rec[(l->at + (l->n - 1 - j) * sizeof(__u64)) & REC_MASK]);
-		if (l->same && j < l->ulen && l->ustack[j & LP_MAX_STACK_DEPTH] == ip)
-			l->shared = j + 1;
-		else
-			l->same = 0;
-		l->ustack[j & LP_MAX_STACK_DEPTH] = ip;
-	}
-	l->j = j;
-	return 0;
-}
-
-/*
- * The label bytes at rec[at] (n bytes) against the last record's, a word at
- * a time by bpf_loop: last->same stays 1 while they are equal, and the last
- * labels become these.
- */
-static long delta_labels(__u32 i, struct lp_scratch **scp)
-{
-	struct lp_last *l = &(*scp)->last;
-	__u8 *rec = (*scp)->rec;
-	__u32 w = l->j, k;
-	__u64 v, mask;
-
-	for (k = 0; k < DELTA_BATCH; k++, w += sizeof(__u64)) {
-		if (w >= l->n || w >= LAST_LABELS_MAX) {
-			l->j = w;
-			return 1;
-		}
-		v = WORD(&rec[(l->at + w) & REC_MASK]);
-		/* past the labels, rec holds older bytes: not compared (little endian) */
-		mask = l->n - w >= sizeof(__u64) ? -1ULL : (1ULL << ((l->n - w) * 8)) - 1;
-		if ((WORD(&l->labels[w & (LAST_LABELS_MAX - sizeof(__u64))]) ^ v) & mask)
-			l->same = 0;
-		WORD(&l->labels[w & (LAST_LABELS_MAX - sizeof(__u64))]) = v;
-	}
-	l->j = w;
-	return 0;
-}
-
-/*
- * Tells the sample in rec (off bytes) as a change of the CPU's last sample
- * record where that makes it shorter (struct lp_sample_delta): a record is
- * written to cold ring-buffer memory, which costs more per byte than the
- * comparison with the last one, kept warm in scratch. Returns the new size.
- */
-static __always_inline __u32 delta_encode(struct lp_scratch *sc, struct lp_sample *s, __u32 off)
-{
-	struct lp_last *l = &sc->last;
-	struct lp_sample_delta *d;
-	__u32 uat, lat, n, lbytes = s->label_bytes, shared;
-	bool labels_shared;
-
-	uat = sizeof(*s) + s->kstack_len * sizeof(__u64);
-	lat = uat + s->ustack_len * sizeof(__u64);
-	if (lat + lbytes != off || off > LP_RECORD_MAX)
-		return off;
-	/* the user stack, from its outermost frame */
-	l->at = uat;
-	l->n = s->ustack_len;
-	l->j = 0;
-	l->shared = 0;
-	l->same = l->valid;
-	bpf_loop(LP_MAX_STACK_DEPTH / DELTA_BATCH + 1, delta_ustack, &sc, 0);
-	shared = l->shared;
-	l->ulen = s->ustack_len;
-	/* the labels, when few enough bytes to keep */
-	labels_shared = false;
-	if (lbytes <= LAST_LABELS_MAX) {
-		l->at = lat;
-		l->n = lbytes;
-		l->j = 0;
-		l->same = l->valid && l->lbytes == lbytes && l->lcount == s->label_count;
-		bpf_loop(LAST_LABELS_MAX / sizeof(__u64) / DELTA_BATCH, delta_labels, &sc, 0);
-		labels_shared = lbytes && l->same;
-	} else {
-		/* labels too long to keep are told in full, where they are in rec */
-		shared = 0;
-	}
-	l->lbytes = lbytes;
-	l->lcount = s->label_count;
-	if (!shared && !labels_shared)
-		return off;
-	n = s->ustack_len - shared;
-	off = uat + n * sizeof(__u64);
-	if (!labels_shared && lbytes) {
-		/* the labels move down over the frames left out, from their copy in last */
-		if (off > LP_RECORD_MAX || lbytes > LAST_LABELS_MAX)
-			return 0;
-		bpf_probe_read_kernel(&sc->rec[off & REC_MASK], lbytes, l->labels);
-		off += lbytes;
-	}
-	if (off > LP_RECORD_MAX - sizeof(*d))
-		return 0;
-	d = (void *)&sc->rec[off & REC_MASK];
-	d->base = l->records;
-	d->ustack_shared = shared;
-	d->flags = labels_shared ? LP_DELTA_LABELS_SHARED : 0;
-	s->hdr.type = LP_EVENT_SAMPLE_DELTA;
-	s->ustack_len = n;
-	if (labels_shared) {
-		s->label_count = 0;
-		s->label_bytes = 0;
-	}
-	return off + sizeof(*d);
-}
-
 static __always_inline struct lp_counters *get_counters(void)
 {
 	__u32 zero = 0;
@@ -1854,17 +1705,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 	if (off > LP_RECORD_MAX)
 		off = LP_RECORD_MAX;
-	off = delta_encode(sc, s, off);
 	s->hdr.size = off;
 	/* userspace consumes on a timer: waking it per sample would cost more than sampling */
-	if (!off || bpf_ringbuf_output(&events, sc->rec, off, BPF_RB_NO_WAKEUP)) {
-		/* the next record cannot be told against one userspace never sees */
-		sc->last.valid = 0;
+	if (bpf_ringbuf_output(&events, sc->rec, off, BPF_RB_NO_WAKEUP))
 		c->ringbuf_drops++;
-	} else {
-		sc->last.valid = 1;
-		sc->last.records++;
-	}
 
 	/*
 	 * Ask userspace to inspect the process: a tgid with no recipe at most

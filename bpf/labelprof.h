@@ -139,7 +139,6 @@ enum lp_event_type {
 	LP_EVENT_EXIT = 3,
 	LP_EVENT_UNKNOWN_PID = 4, /* rate-limited hint: a sample came from a tgid with no recipe */
 	LP_EVENT_EXEC_MAP = 5, /* rate-limited hint: a process mapped or unmapped code (dlopen) */
-	LP_EVENT_SAMPLE_DELTA = 6, /* a sample told as a change of its CPU's previous one */
 };
 
 struct lp_event_hdr {
@@ -187,27 +186,6 @@ struct lp_sample {
 	__u16 label_count;
 	__u16 label_bytes;
 	char comm[LP_COMM_LEN];
-};
-
-/*
- * A sample record that leaves out what it shares with the previous sample
- * record of its CPU (docs/design.md section 4): the outermost ustack_shared
- * frames of its user stack and, with LP_DELTA_LABELS_SHARED, its labels.
- * Laid out as struct lp_sample, whose ustack_len counts the frames present
- * (the leaf end) and label_count/label_bytes the labels present, then the
- * stacks and labels present, then this struct. The ring buffer keeps one
- * CPU's records in order and a full buffer drops a record before the next is
- * told against it; base counts the CPU's earlier sample records, so that a
- * reader that missed one can tell.
- */
-enum lp_delta_flags {
-	LP_DELTA_LABELS_SHARED = 1 << 0,
-};
-
-struct lp_sample_delta {
-	__u32 base;	     /* sample records of this CPU before this one, modulo 2^32 */
-	__u16 ustack_shared; /* outermost user frames of the previous record, appended */
-	__u16 flags;	     /* enum lp_delta_flags */
 };
 
 struct lp_label_hdr {
@@ -361,7 +339,6 @@ _Static_assert(sizeof(struct lp_event_hdr) == 8, "lp_event_hdr layout");
 _Static_assert(sizeof(struct lp_sample) == 56, "lp_sample layout");
 _Static_assert(__builtin_offsetof(struct lp_sample, comm) == 40, "lp_sample layout");
 _Static_assert(sizeof(struct lp_label_hdr) == 4, "lp_label_hdr layout");
-_Static_assert(sizeof(struct lp_sample_delta) == 8, "lp_sample_delta layout");
 _Static_assert(sizeof(struct lp_proc_event) == 40, "lp_proc_event layout");
 _Static_assert(sizeof(struct lp_counters) == 88, "lp_counters layout");
 _Static_assert(sizeof(struct lp_unwind_row) == 8, "lp_unwind_row layout");

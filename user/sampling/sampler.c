@@ -15,7 +15,6 @@
 #include "lib/array.h"
 #include "lib/compiler.h"
 #include "lib/msg.h"
-#include "sampling/deltas.h"
 #include "sampling/sampler.h"
 #include "unwind/unwind.h"
 
@@ -36,7 +35,6 @@
 struct sampler {
 	struct labelprof_bpf *skel;
 	struct ring_buffer *rb;
-	struct deltas *deltas; /* the ring's delta records made whole */
 	struct bpf_link **links; /* one per CPU, NULL where the CPU is offline */
 	int *perf_fds;
 	int ncpus; /* possible CPUs */
@@ -86,14 +84,7 @@ static const char *missing_privileges(void)
 static int handle_record(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
-	const struct lp_event_hdr *h = data;
-	const void *whole;
 
-	/* a record that cannot be made whole goes on as it is: readers reject it */
-	if (size >= sizeof(*h) &&
-	    (h->type == LP_EVENT_SAMPLE || h->type == LP_EVENT_SAMPLE_DELTA) &&
-	    !deltas__expand(s->deltas, data, size, &whole, &size))
-		data = (void *)whole;
 	return s->fn(s->ctx, data, size);
 }
 
@@ -399,9 +390,8 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 		}
 	}
 
-	s->deltas = deltas__new(s->ncpus);
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_record, s, NULL);
-	if (!s->deltas || !s->rb) {
+	if (!s->rb) {
 		msg__set(err, err_len, "cannot set up the ring buffer: %s", strerror(errno));
 		goto out_close;
 	}
@@ -453,7 +443,6 @@ void sampler__close(struct sampler *s)
 		return;
 	sampler__stop(s);
 	ring_buffer__free(s->rb);
-	deltas__free(s->deltas);
 	labelprof_bpf__destroy(s->skel);
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);

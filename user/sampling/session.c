@@ -24,8 +24,7 @@ static int on_record(void *ctx, const void *data, size_t size)
 		s->bad_records++;
 		return 0;
 	}
-	/* (a delta record reaches here when it cannot be made whole: a bad record) */
-	if (h->type == LP_EVENT_SAMPLE || h->type == LP_EVENT_SAMPLE_DELTA) {
+	if (h->type == LP_EVENT_SAMPLE) {
 		s->received++;
 		if (profile__add_sample(s->profile, data, size))
 			s->bad_records++;
