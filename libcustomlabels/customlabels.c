@@ -9,12 +9,12 @@
  * barriers fix that order; publishing stores are single word-sized stores.
  *
  * Write protocol. Each thread owns two label arrays (each with a v1 set
- * header) and a pool of 2 * max_labels byte slots; a label's key and value
- * live in one slot, the key at its start. Between calls both arrays hold
+ * header) and pools of byte slots; a label's key and value live in one slot,
+ * the key at its start. Between calls both arrays hold
  * the same labels, and only slots the published labels point to are in use.
  * A change is built in the array that is not published (new bytes only go to
  * free slots), published, and then repeated on the other array, after which
- * slots nothing points to any more return to the pool. So no byte or label a
+ * slots nothing points to any more return to their pool. So no byte or label a
  * reader can reach is ever written, and readers see the old set or the new one:
  *
  *  v1: current_set = &spare->set (one store). Clearing and installing a
@@ -30,8 +30,23 @@
  *      storage; count = n, so a reader may also see the empty set in between.
  *      Clearing is count = 0; storage = NULL. Never anything else.
  *
- * Prepared sets are one array with one slot per label; they are changed in
- * place and so must not be installed meanwhile.
+ * Slots come in two sizes (docs/design.md section 3): 64 bytes for the
+ * short labels services mostly set (tenant, route, trace id), and
+ * max_key_len + max_value_len for the rest, each size with its own pool of
+ * 2 * max_labels slots (the worst case: the two arrays' labels all of one
+ * size). A reader copies a set's strings in one read when they lie close
+ * together, so the pools keep them close: the small slots lie just before
+ * the large ones and are handed out from that boundary down, the large ones
+ * from it up; each pool is a LIFO stack, so a set never spreads over more
+ * slots of a size than the most it has held of that size at once since its
+ * pools were last reset (which every load does). One size of small slots,
+ * not several: labels whose values change length would move between sizes
+ * and spread over both.
+ *
+ * Prepared sets are one array and their labels' bytes, packed one after the
+ * other (a reader copies them in one read): a change appends the new label's
+ * bytes, then closes the gap the old ones leave. They are changed in place
+ * and so must not be installed meanwhile.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -84,19 +99,34 @@ struct cl_own;
 
 /* A label array: a prepared set, or one of the two arrays a thread owns. */
 struct custom_labels_labelset {
-	struct cl_set set;	  /* first: what a v1 TLS pointer points to */
-	struct cl_own *own;	  /* owning thread's storage; NULL for a prepared set */
-	unsigned char *bytes;	  /* prepared set: label i's slot is bytes + i * slot_size */
+	struct cl_set set;    /* first: what a v1 TLS pointer points to */
+	struct cl_own *own;   /* owning thread's storage; NULL for a prepared set */
+	unsigned char *bytes; /* prepared set: bytes[0..used) hold its labels' bytes */
+	size_t used;
 	struct cl_label labels[]; /* set.storage; v0's TLS storage points here */
+};
+
+/* Slot classes: a label of n key and value bytes goes to class n > CL_SLOT_SMALL. */
+#define CL_SLOT_SMALL 64
+#define CL_CLASSES    2
+
+/* Free slots of one size: a stack. */
+struct cl_pool {
+	unsigned char **free;
+	size_t nfree;
 };
 
 /* A thread's own storage, one allocation, freed by the pthread key destructor. */
 struct cl_own {
 	struct custom_labels_labelset *arr[2];
-	unsigned char **free; /* stack of free slots */
-	size_t nfree;
-	unsigned char *slots; /* 2 * max_labels slots of slot_size bytes */
+	struct cl_pool pool[CL_CLASSES];
+	/* class c's slots: [base[c], base[c + 1]), consecutive, ascending */
+	unsigned char *base[CL_CLASSES + 1];
 };
+
+#define CL_DEFAULT_SLOT (CUSTOM_LABELS_DEFAULT_MAX_KEY_LEN + CUSTOM_LABELS_DEFAULT_MAX_VALUE_LEN)
+_Static_assert(CL_DEFAULT_SLOT > CL_SLOT_SMALL && CL_DEFAULT_SLOT % 16 == 0,
+	       "the defaults use both classes");
 
 /* Fixed at the first use; read without a lock afterwards. */
 static struct {
@@ -104,11 +134,16 @@ static struct {
 	size_t max_key_len;
 	size_t max_value_len;
 	size_t slot_size; /* a key, then its value right after it */
+	/* per slot class: size, and how many each pool holds (0: no label needs it) */
+	size_t class_size[CL_CLASSES];
+	size_t class_slots[CL_CLASSES];
 } cl_cfg = {
 	.max_labels = CUSTOM_LABELS_DEFAULT_MAX_LABELS,
 	.max_key_len = CUSTOM_LABELS_DEFAULT_MAX_KEY_LEN,
 	.max_value_len = CUSTOM_LABELS_DEFAULT_MAX_VALUE_LEN,
-	.slot_size = CUSTOM_LABELS_DEFAULT_MAX_KEY_LEN + CUSTOM_LABELS_DEFAULT_MAX_VALUE_LEN,
+	.slot_size = CL_DEFAULT_SLOT,
+	.class_size = {CL_SLOT_SMALL, CL_DEFAULT_SLOT},
+	.class_slots = {2 * CUSTOM_LABELS_DEFAULT_MAX_LABELS, 2 * CUSTOM_LABELS_DEFAULT_MAX_LABELS},
 };
 static bool cl_frozen;
 static pthread_mutex_t cl_cfg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -271,28 +306,47 @@ static inline bool cl_len_valid(size_t key_len, size_t value_len)
 }
 
 /*
- * Writes key and value into a prepared set's slot; returns the label pointing
+ * Appends key and value to a prepared set's bytes; returns the label pointing
  * at them. The value follows the key directly: a reader copies both at once.
- * The value may come from this very slot (a value from get): then the key is
- * the slot's own, of the same length, and the value's place does not move.
+ * They may come from the set itself (a value from get): from bytes before the
+ * end, which nothing moves until the copy is done.
  */
-static struct cl_label cl_fill(unsigned char *slot, const void *key, size_t key_len,
-			       const void *value, size_t value_len)
+static struct cl_label cl_prep_append(struct custom_labels_labelset *set, const void *key,
+				      size_t key_len, const void *value, size_t value_len)
 {
-	unsigned char *vbuf = slot + key_len;
+	unsigned char *kbuf = set->bytes + set->used, *vbuf = kbuf + key_len;
 
-	memmove(slot, key, key_len);
+	cl_copy(kbuf, key, key_len);
 	if (value_len)
-		memmove(vbuf, value, value_len);
-	return (struct cl_label){{key_len, slot}, {value_len, vbuf}};
+		cl_copy(vbuf, value, value_len);
+	set->used += key_len + value_len;
+	return (struct cl_label){{key_len, kbuf}, {value_len, vbuf}};
 }
 
-/* A label copied into a free slot of the thread's pool (free: no reader sees it). */
+/* Removes len bytes at start from a prepared set's bytes; the labels after them move down. */
+static void cl_prep_cut(struct custom_labels_labelset *set, const unsigned char *start, size_t len)
+{
+	unsigned char *at = set->bytes + (start - set->bytes);
+	size_t i;
+
+	memmove(at, at + len, set->used - (size_t)(at + len - set->bytes));
+	set->used -= len;
+	for (i = 0; i < set->set.count; i++) {
+		if (set->labels[i].key.buf > start) {
+			set->labels[i].key.buf -= len;
+			set->labels[i].value.buf -= len;
+		}
+	}
+}
+
+/* A label copied into a free slot of the thread's pools (free: no reader sees it). */
 static inline struct cl_label cl_own_put(struct cl_own *own, const void *key, size_t key_len,
 					 const void *value, size_t value_len)
 {
-	unsigned char *slot = own->free[--own->nfree];
-	unsigned char *vbuf = slot + key_len; /* as in cl_fill */
+	size_t n = key_len + value_len;
+	struct cl_pool *pool = &own->pool[n > CL_SLOT_SMALL];
+	unsigned char *slot = pool->free[--pool->nfree];
+	unsigned char *vbuf = slot + key_len; /* as in cl_prep_append */
 
 	cl_copy(slot, key, key_len);
 	if (value_len)
@@ -300,9 +354,13 @@ static inline struct cl_label cl_own_put(struct cl_own *own, const void *key, si
 	return (struct cl_label){{key_len, slot}, {value_len, vbuf}};
 }
 
+/* Back to its pool, found by address (the key is at the slot's start). */
 static inline void cl_own_release(struct cl_own *own, const struct cl_label *l)
 {
-	own->free[own->nfree++] = (unsigned char *)l->key.buf;
+	unsigned char *slot = (unsigned char *)l->key.buf;
+	struct cl_pool *pool = &own->pool[slot >= own->base[1]];
+
+	pool->free[pool->nfree++] = slot;
 }
 
 static void cl_freeze(void)
@@ -330,9 +388,13 @@ static size_t cl_align16(size_t n)
 	return (n + 15) & ~(size_t)15;
 }
 
+/*
+ * The thread's storage: its struct, the two arrays, the free stacks, then the
+ * slots by class, the small ones closest to the arrays.
+ */
 static struct cl_own *cl_own_new(void)
 {
-	size_t cap, own_size, arr_size, free_size, slots;
+	size_t cap, own_size, arr_size, free_size = 0, slots_size = 0, at;
 	struct cl_own *own;
 	unsigned char *p;
 	int i;
@@ -341,12 +403,14 @@ static struct cl_own *cl_own_new(void)
 		return NULL;
 	cl_freeze();
 	cap = cl_cfg.max_labels;
-	slots = 2 * cap;
 	own_size = cl_align16(sizeof(*own));
 	arr_size =
 		cl_align16(sizeof(struct custom_labels_labelset) + cap * sizeof(struct cl_label));
-	free_size = cl_align16(slots * sizeof(*own->free));
-	p = malloc(own_size + 2 * arr_size + free_size + slots * cl_cfg.slot_size);
+	for (i = 0; i < CL_CLASSES; i++) {
+		free_size += cl_align16(cl_cfg.class_slots[i] * sizeof(unsigned char *));
+		slots_size += cl_cfg.class_slots[i] * cl_cfg.class_size[i];
+	}
+	p = malloc(own_size + 2 * arr_size + free_size + slots_size);
 	if (!p)
 		return NULL;
 	own = (struct cl_own *)p;
@@ -356,11 +420,19 @@ static struct cl_own *cl_own_new(void)
 		a->set = (struct cl_set){a->labels, 0, cap};
 		a->own = own;
 		a->bytes = NULL;
+		a->used = 0;
 		own->arr[i] = a;
 	}
-	own->free = (void *)(p + own_size + 2 * arr_size);
-	own->nfree = 0;
-	own->slots = p + own_size + 2 * arr_size + free_size;
+	at = own_size + 2 * arr_size;
+	for (i = 0; i < CL_CLASSES; i++) {
+		own->pool[i] = (struct cl_pool){(void *)(p + at), 0};
+		at += cl_align16(cl_cfg.class_slots[i] * sizeof(unsigned char *));
+	}
+	for (i = 0; i < CL_CLASSES; i++) {
+		own->base[i] = p + at;
+		at += cl_cfg.class_slots[i] * cl_cfg.class_size[i];
+	}
+	own->base[CL_CLASSES] = p + at;
 	if (pthread_setspecific(cl_key, own)) {
 		free(own);
 		return NULL;
@@ -379,11 +451,17 @@ struct cl_edit {
 /* Empties the own arrays and frees every slot: only while none of them is published. */
 static void cl_own_reset(struct cl_own *own)
 {
-	size_t i;
+	size_t i, n;
+	int c;
 
-	own->nfree = 2 * cl_cfg.max_labels;
-	for (i = 0; i < own->nfree; i++)
-		own->free[i] = own->slots + i * cl_cfg.slot_size;
+	for (c = 0; c < CL_CLASSES; c++) {
+		n = cl_cfg.class_slots[c];
+		own->pool[c].nfree = n;
+		/* popped first: the slots next to the small/large boundary */
+		for (i = 0; i < n; i++)
+			own->pool[c].free[i] =
+				own->base[c] + (c ? n - 1 - i : i) * cl_cfg.class_size[c];
+	}
 	own->arr[0]->set.count = 0;
 	own->arr[1]->set.count = 0;
 }
@@ -453,6 +531,17 @@ static void cl_edit_commit(struct cl_edit *e)
 	e->cur->set.count = e->sp->set.count;
 }
 
+/* Small slots only if smaller than the large ones; otherwise no label needs large ones. */
+static void cl_configure_classes(void)
+{
+	bool two = cl_cfg.slot_size > CL_SLOT_SMALL;
+
+	cl_cfg.class_size[0] = two ? CL_SLOT_SMALL : cl_cfg.slot_size;
+	cl_cfg.class_size[1] = cl_cfg.slot_size;
+	cl_cfg.class_slots[0] = 2 * cl_cfg.max_labels;
+	cl_cfg.class_slots[1] = two ? 2 * cl_cfg.max_labels : 0;
+}
+
 CL_EXPORT int custom_labels_configure(const struct custom_labels_config *cfg)
 {
 	size_t max_labels, max_key_len, max_value_len;
@@ -476,6 +565,7 @@ CL_EXPORT int custom_labels_configure(const struct custom_labels_config *cfg)
 		cl_cfg.max_key_len = max_key_len;
 		cl_cfg.max_value_len = max_value_len;
 		cl_cfg.slot_size = cl_align16(max_key_len + max_value_len);
+		cl_configure_classes();
 	}
 	pthread_mutex_unlock(&cl_cfg_lock);
 	return err;
@@ -594,12 +684,14 @@ CL_EXPORT struct custom_labels_labelset *custom_labels_labelset_new(void)
 
 	cl_freeze();
 	cap = cl_cfg.max_labels;
-	set = malloc(sizeof(*set) + cap * sizeof(struct cl_label) + cap * cl_cfg.slot_size);
+	/* a full set, and the new bytes of a label replaced (appended before the old go) */
+	set = malloc(sizeof(*set) + cap * sizeof(struct cl_label) + (cap + 1) * cl_cfg.slot_size);
 	if (!set)
 		return NULL;
 	set->set = (struct cl_set){set->labels, 0, cap};
 	set->own = NULL;
 	set->bytes = (unsigned char *)&set->labels[cap];
+	set->used = 0;
 	return set;
 }
 
@@ -613,8 +705,8 @@ CL_EXPORT struct custom_labels_labelset *custom_labels_labelset_capture(void)
 		return NULL;
 	l = cl_visible(&n);
 	for (i = 0; i < n; i++)
-		set->labels[i] = cl_fill(set->bytes + i * cl_cfg.slot_size, l[i].key.buf,
-					 l[i].key.len, l[i].value.buf, l[i].value.len);
+		set->labels[i] = cl_prep_append(set, l[i].key.buf, l[i].key.len, l[i].value.buf,
+						l[i].value.len);
 	set->set.count = n;
 	return set;
 }
@@ -631,6 +723,7 @@ CL_EXPORT void custom_labels_labelset_free(struct custom_labels_labelset *set)
 CL_EXPORT int custom_labels_labelset_set(struct custom_labels_labelset *set, const void *key,
 					 size_t key_len, const void *value, size_t value_len)
 {
+	struct cl_label old;
 	size_t i, n;
 
 	if (!set || !cl_kv_valid(key, value, value_len))
@@ -643,9 +736,14 @@ CL_EXPORT int custom_labels_labelset_set(struct custom_labels_labelset *set, con
 	i = cl_find(set->labels, n, key, key_len);
 	if (i == n && n == set->set.capacity)
 		return -ENOSPC;
-	set->labels[i] = cl_fill(set->bytes + i * cl_cfg.slot_size, key, key_len, value, value_len);
-	if (i == n)
+	if (i == n) {
+		set->labels[n] = cl_prep_append(set, key, key_len, value, value_len);
 		set->set.count = n + 1;
+		return 0;
+	}
+	old = set->labels[i];
+	set->labels[i] = cl_prep_append(set, key, key_len, value, value_len);
+	cl_prep_cut(set, old.key.buf, old.key.len + old.value.len);
 	return 0;
 }
 
@@ -660,7 +758,7 @@ CL_EXPORT int custom_labels_labelset_set_str(struct custom_labels_labelset *set,
 CL_EXPORT int custom_labels_labelset_delete(struct custom_labels_labelset *set, const void *key,
 					    size_t key_len)
 {
-	struct cl_label *l;
+	struct cl_label *l, gone;
 	size_t i, n;
 
 	if (!set || !key)
@@ -672,10 +770,10 @@ CL_EXPORT int custom_labels_labelset_delete(struct custom_labels_labelset *set, 
 	i = cl_find(l, n, key, key_len);
 	if (i == n)
 		return -ENOENT;
-	if (i != n - 1)
-		l[i] = cl_fill(set->bytes + i * cl_cfg.slot_size, l[n - 1].key.buf,
-			       l[n - 1].key.len, l[n - 1].value.buf, l[n - 1].value.len);
+	gone = l[i];
+	l[i] = l[n - 1];
 	set->set.count = n - 1;
+	cl_prep_cut(set, gone.key.buf, gone.key.len + gone.value.len);
 	return 0;
 }
 
@@ -723,7 +821,7 @@ static void cl_restore_own(const struct cl_saved *s)
 	struct custom_labels_labelset *a = cl_installed();
 	struct cl_own *own = cl_own_tls;
 	struct cl_edit e = {own, own->arr[0], own->arr[1]};
-	size_t i, n;
+	size_t i, n = 0;
 
 	if (a && a->own) {
 		e.cur = a;
@@ -749,10 +847,20 @@ static void cl_restore_own(const struct cl_saved *s)
 	} else {
 		cl_own_reset(own);
 	}
-	/* a's labels plus s->count new ones fit in the 2 * max_labels slots. */
-	for (i = 0; i < s->count; i++)
-		e.sp->labels[i] = cl_own_put(own, s->labels[i].key.buf, s->labels[i].key.len,
-					     s->labels[i].value.buf, s->labels[i].value.len);
+	/*
+	 * A label a still holds at its place keeps its slot (the arrays share it,
+	 * and the slots stay close together); the others go to free slots: a's
+	 * labels plus s->count new ones fit in the 2 * max_labels slots of each class.
+	 */
+	for (i = 0; i < s->count; i++) {
+		const struct cl_label *l = &s->labels[i];
+
+		if (i < n && cl_label_eq(&a->labels[i], l))
+			e.sp->labels[i] = a->labels[i];
+		else
+			e.sp->labels[i] =
+				cl_own_put(own, l->key.buf, l->key.len, l->value.buf, l->value.len);
+	}
 	e.sp->set.count = s->count;
 	cl_install(e.sp);
 	cl_edit_commit(&e);

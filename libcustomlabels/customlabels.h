@@ -93,7 +93,7 @@ struct custom_labels_config {
  * Returns -EINVAL if cfg is NULL or a limit exceeds
  * CUSTOM_LABELS_LIMIT_MAX_LABELS or CUSTOM_LABELS_LIMIT_MAX_LEN.
  * Each thread that sets labels allocates about
- * 2 * max_labels * (max_key_len + max_value_len) bytes.
+ * 2 * max_labels * (max_key_len + max_value_len + 64) bytes.
  */
 CUSTOM_LABELS_API int custom_labels_configure(const struct custom_labels_config *cfg);
 

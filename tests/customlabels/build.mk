@@ -3,6 +3,7 @@
 #   test_customlabels_{v1,v0}_static   the same against the .a linked in (malloc wrapped)
 #   test_customlabels_abi              ABI conformance of the built .so and .a files
 #   test_customlabels_torn_{v1,v0}     readers interrupting writers at random instructions
+#   test_customlabels_layout           short labels lie close together (labelprof reads them at once)
 
 CLT := $(OUTPUT)/tests/test_customlabels
 CLT_CFLAGS = $(CFLAGS) -Ilibcustomlabels -pthread
@@ -47,3 +48,10 @@ $(CLT)_torn_v0: tests/customlabels/test_torn.c $(CL_V0_SO) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CLT_CFLAGS) -DCL_TEST_ABI_V0 $(LDFLAGS) $< $(CL_V0_SO) $(CL_RPATH) \
 		$(TEST_LIBS) -lrt -o $@
+
+# Layout (default limits): a set of short labels stays within labelprof's one-read window.
+UNIT_TESTS += $(CLT)_layout
+
+$(CLT)_layout: tests/customlabels/test_layout.c $(CL_SO) | $(OUTPUT)/tests
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(CLT_CFLAGS) $(LDFLAGS) $< $(CL_SO) $(CL_RPATH) $(TEST_LIBS) -o $@

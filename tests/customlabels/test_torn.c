@@ -45,6 +45,7 @@
 #define NWRITERS       2
 #define WRITER_LIFE_NS 250000000L /* writers are replaced: first uses and exits go on */
 #define MAX_DEPTH      3	  /* of nested run_with */
+#define SMALL_SLOT     64	  /* libcustomlabels' small slots (key plus value) */
 /*
  * Share of the API calls single-stepped: a stepped call costs thousands of
  * times an unstepped one, so the labels still change a lot in between.
@@ -209,9 +210,15 @@ static void make_insts(void)
 			struct inst *in = &insts[k][v];
 			uint32_t sum;
 
-			/* mostly short, some at the limits */
+			/*
+			 * mostly short, some at the limits; versions 1-3 of a short key
+			 * make labels of 63, 64 and 65 bytes, around the library's small
+			 * slot size: changing versions moves a label between slot sizes
+			 */
 			in->klen = k % 8 == 7 ? MAX_KEY : 1 + (size_t)(k * 5 % 24);
 			in->vlen = v == NVERS - 1 ? MAX_VALUE : 6 + (size_t)(rnd64(&s) % 40);
+			if (in->klen < MAX_KEY && v >= 1 && v <= 3)
+				in->vlen = SMALL_SLOT - 2 + v - in->klen;
 			in->key[0] = 'A' + k;
 			for (i = 1; i < in->klen; i++)
 				in->key[i] = 'a' + (k * 7 + i) % 26;
