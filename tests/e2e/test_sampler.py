@@ -6,6 +6,7 @@ import contextlib
 import fcntl
 import os
 import pathlib
+import signal
 import subprocess
 import tempfile
 import time
@@ -124,10 +125,18 @@ def test_unprivileged_user_is_told_what_is_missing():
 
 
 def test_ringbuf_overflow_is_counted_exactly(tmp_path):
-    """A tiny ring buffer at a high rate loses samples: every program run is
-    either received or counted as dropped, and the summary says so."""
+    """A tiny ring buffer at a high rate whose reader cannot run (labelprof is
+    stopped for half a second, its reader thread too) loses samples: every
+    program run is either received or counted as dropped, and the summary
+    says so."""
     with started(groundtruth(tmp_path / "gt.json")) as wl:
-        rec = record(tmp_path, "-p", wl.pid, "--ringbuf-size", 4096, duration=2, freq=20000)
+        with recording(tmp_path, "-p", wl.pid, "--ringbuf-size", 4096, freq=20000) as rec:
+            time.sleep(0.3)
+            os.kill(rec.proc.pid, signal.SIGSTOP)
+            time.sleep(0.5)
+            os.kill(rec.proc.pid, signal.SIGCONT)
+            time.sleep(0.3)
+    assert rec.returncode == 0, rec.describe()
     c = rec.profile.counters
     assert c["ringbuf_drops"] > 0, c
     assert c["samples_received"] + c["ringbuf_drops"] == c["samples"], c
