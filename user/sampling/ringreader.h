@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 /* Called on the caller's thread for every record, in ring order; < 0 stops. */
-typedef int (*ringreader_fn)(void *ctx, void *data, size_t size);
+typedef int (*ringreader_fn)(void *ctx, const void *data, size_t size);
 
 struct ringreader;
 

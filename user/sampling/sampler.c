@@ -60,8 +60,6 @@ struct sampler {
 	unsigned int freq_hz;
 	enum lp_unwind_mode unwind_mode;
 	enum lp_filter_mode filter_mode;
-	sampler_event_fn fn;
-	void *ctx;
 };
 
 static bool verbose_libbpf;
@@ -96,13 +94,6 @@ static const char *missing_privileges(void)
 	if (!has_cap(CAP_SYS_PTRACE))
 		return "CAP_SYS_PTRACE";
 	return NULL;
-}
-
-static int handle_record(void *ctx, void *data, size_t size)
-{
-	struct sampler *s = ctx;
-
-	return s->fn(s->ctx, data, size);
 }
 
 static size_t round_pow2(size_t v)
@@ -369,8 +360,6 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 		msg__set(err, err_len, "out of memory");
 		return NULL;
 	}
-	s->fn = fn;
-	s->ctx = ctx;
 	s->cgroup_fd = -1;
 	verbose_libbpf = o->libbpf_messages;
 	libbpf_set_print(print_libbpf);
@@ -417,7 +406,7 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 	}
 
 	s->reader = ringreader__new(bpf_map__fd(s->skel->maps.events), max_queued_bytes(s, o),
-				    handle_record, s);
+				    fn, ctx);
 	if (!s->reader) {
 		msg__set(err, err_len, "cannot set up the ring buffer: %s", strerror(errno));
 		goto out_close;
