@@ -1630,8 +1630,11 @@ static __always_inline void hint(void *last_sent, __u64 interval, __u32 type,
 	e->tgid = s->tgid;
 	e->tid = s->tid;
 	__builtin_memcpy(e->comm, s->comm, sizeof(e->comm));
-	/* wake userspace now: the sooner it inspects, the fewer samples miss labels */
-	bpf_ringbuf_submit(e, type == LP_EVENT_EXEC_MAP ? BPF_RB_FORCE_WAKEUP : 0);
+	/*
+	 * Wake userspace now: the sooner it inspects, the fewer samples miss
+	 * labels; the samples before it in the ring did not wake it.
+	 */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
 SEC("perf_event")

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,6 +390,21 @@ void procs__tick(struct procs *p)
 		if (i < p->stats.tracked && p->entries[i].due_ns && p->entries[i].due_ns <= now)
 			i--;
 	}
+}
+
+int procs__next_due_ms(const struct procs *p)
+{
+	__u64 now, first = UINT64_MAX;
+	size_t i;
+
+	if (!p->pending)
+		return -1;
+	for (i = 0; i < p->stats.tracked; i++)
+		if (p->entries[i].due_ns && p->entries[i].due_ns < first)
+			first = p->entries[i].due_ns;
+	now = now_ns();
+	/* rounded up: waking before it is due would run nothing */
+	return first <= now ? 0 : (int)((first - now + 999999) / 1000000);
 }
 
 void procs__stats(const struct procs *p, struct procs_stats *out)

@@ -30,8 +30,10 @@ void procs__free(struct procs *p);
 int procs__scan(struct procs *p, const pid_t *pids, size_t count);
 /* Handles an EXEC, EXIT, UNKNOWN_PID or EXEC_MAP record from the sampler. */
 void procs__handle_event(struct procs *p, const struct lp_proc_event *e);
-/* Runs the inspections that are due (retries, follow-ups after exec); call often. */
+/* Runs the inspections that are due (retries, follow-ups after exec). */
 void procs__tick(struct procs *p);
+/* Milliseconds until the next inspection is due (0: one is), -1 if none is scheduled. */
+int procs__next_due_ms(const struct procs *p);
 
 void procs__stats(const struct procs *p, struct procs_stats *out);
 struct unwind_stats;

@@ -167,7 +167,15 @@ bool session__stop_requested(const struct session *s)
 
 int session__poll(struct session *s, int timeout_ms)
 {
-	int err = sampler__poll(s->sampler, timeout_ms);
+	/*
+	 * Follow-up inspections after an exec are due within milliseconds, while
+	 * samples alone do not wake this loop (sampling/ringreader.c).
+	 */
+	int due_ms = procs__next_due_ms(s->procs), err;
+
+	if (due_ms >= 0 && (timeout_ms < 0 || due_ms < timeout_ms))
+		timeout_ms = due_ms;
+	err = sampler__poll(s->sampler, timeout_ms);
 
 	procs__tick(s->procs);
 	return err < 0 ? err : 0;
