@@ -680,6 +680,62 @@ static void test_refresh_of_zombie_keeps_maps(void **state)
 	symbolizer__free(sym);
 }
 
+/*
+ * Samples are resolved after the fact: a re-read after the process exec'd
+ * shows another image, whose maps would make the old samples unresolvable.
+ */
+static void test_refresh_after_exec_keeps_maps(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	char exe[PATH_MAX] = "";
+	struct symbolizer_stats st;
+	struct sym_frame f;
+	__u64 deadline, ip;
+	struct maps *m;
+	int go[2];
+	pid_t child;
+	char c, path[64];
+	ssize_t n;
+	__u32 id;
+
+	assert_int_equal(pipe(go), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		/* this image until the parent has its snapshot, then another */
+		close(go[1]);
+		if (read(go[0], &c, 1) == 0)
+			execl("/bin/sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	id = symbolizer__observe_pid(sym, child);
+	close(go[1]);
+	snprintf(path, sizeof(path), "/proc/%d/exe", child);
+	deadline = mono_ns() + REFRESH_WAIT_NS;
+	do {
+		assert_true(mono_ns() < deadline);
+		usleep(1000);
+		n = readlink(path, exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+	} while (!strstr(exe, "sleep"));
+	assert_int_equal(maps__read(child, MAPS_EXEC_ONLY, &m), 0);
+	assert_true(maps__count(m) > 0);
+	ip = maps__entry(m, 0)->start;
+	maps__free(m);
+
+	check_until_refreshed(sym, id, ip, NULL);
+	symbolizer__stats(sym, &st);
+	assert_int_equal(st.other_images, 1);
+	assert_int_equal(symbolizer__resolve_user(sym, id, ip, 0, &f), -ENOENT);
+	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)lp_sym_target_b + 2, 0, &f),
+			 0);
+	assert_string_equal(f.function, "lp_sym_target_b");
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	symbolizer__free(sym);
+}
+
 static void test_limits(void **state)
 {
 	struct symbolizer_opts opts = {
@@ -1699,6 +1755,7 @@ int main(void)
 		cmocka_unit_test(test_missing_process),
 		cmocka_unit_test(test_exited_process),
 		cmocka_unit_test(test_refresh_of_zombie_keeps_maps),
+		cmocka_unit_test(test_refresh_after_exec_keeps_maps),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_hostile_files),
 		cmocka_unit_test_teardown(test_kernel, kallsyms_restore),

@@ -115,6 +115,7 @@ struct session *session__begin(const struct sampler_opts *sampler, const struct 
 	static const struct session_opts defaults;
 	struct session *s = NULL;
 	struct sym_frame f;
+	size_t i;
 
 	if (!opts)
 		opts = &defaults;
@@ -151,6 +152,12 @@ struct session *session__begin(const struct sampler_opts *sampler, const struct 
 		symbolizer__resolve_kernel(s->symbolizer, 0, 0, &f);
 	install_stop_signals(opts->stop_signals);
 	procs__scan(s->procs, s->targets, s->target_count);
+	/*
+	 * The maps of a process named on the command line are read now, not at
+	 * its first sample, which is handled later and may see another image.
+	 */
+	for (i = 0; i < s->target_count; i++)
+		symbolizer__observe_pid(s->symbolizer, s->targets[i]);
 	if (sampler__start(s->sampler, err, err_len))
 		goto out_close;
 	return s;

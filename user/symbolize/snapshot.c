@@ -119,7 +119,27 @@ void snapshot__free(struct symbolizer *sym, struct snapshot *s)
 	free(s);
 }
 
-/* Reads pid's maps into s, replacing what s had. */
+/*
+ * Whether now maps the same image as old: the first file mapping old has is
+ * still there. Samples are resolved after the fact, and a re-read may come
+ * after the process exec'd (or while an exec is building its new image).
+ */
+static bool same_image(const struct maps *old, const struct maps *now)
+{
+	const struct maps_entry *first = NULL, *e;
+	size_t i;
+
+	for (i = 0; i < maps__count(old) && !first; i++)
+		if (maps__entry(old, i)->kind == MAPS_FILE)
+			first = maps__entry(old, i);
+	if (!first)
+		return true;
+	e = maps__find(now, first->start);
+	return e && e->start == first->start && e->inode == first->inode &&
+	       e->dev_major == first->dev_major && e->dev_minor == first->dev_minor;
+}
+
+/* Reads pid's maps into s, replacing what s had unless the process has exec'd since. */
 int snapshot__read(struct symbolizer *sym, struct snapshot *s)
 {
 	struct sym_file **files;
@@ -138,6 +158,11 @@ int snapshot__read(struct symbolizer *sym, struct snapshot *s)
 		maps__free(m);
 		sym->st.snapshot_failures++;
 		return -ESRCH;
+	}
+	if (s->maps && !same_image(s->maps, m)) {
+		maps__free(m);
+		sym->st.other_images++;
+		return -ESTALE;
 	}
 	files = calloc(n ? n : 1, sizeof(*files));
 	if (!files) {
