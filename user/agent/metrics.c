@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Prometheus metrics of the agent (agent_metrics.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -12,29 +11,20 @@
 #include <microhttpd.h>
 
 #include "agent/metrics.h"
+#include "proc/stat.h"
 #include "version.h"
 
 int metrics__self(double *cpu_seconds, __u64 *rss_bytes)
 {
 	unsigned long utime, stime;
 	long rss;
-	char buf[1024], *p;
-	ssize_t n;
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	char buf[1024];
+	const char *fields = proc_stat_fields(0, buf, sizeof(buf));
 
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	/* fields after the command name, which may hold spaces and ')': from field 3 (state) */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2,
-			 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %*d "
-			 "%*d %*u %*u %ld",
-			 &utime, &stime, &rss) != 3)
+	if (!fields || sscanf(fields,
+			      "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d "
+			      "%*d %*d %*u %*u %ld",
+			      &utime, &stime, &rss) != 3)
 		return -EIO;
 	*cpu_seconds = (double)(utime + stime) / sysconf(_SC_CLK_TCK);
 	*rss_bytes = (__u64)(rss > 0 ? rss : 0) * sysconf(_SC_PAGESIZE);

@@ -13,6 +13,7 @@
 #include "labelprof.h"
 #include "lib/compiler.h"
 #include "profile/labelsel.h"
+#include "proc/stat.h"
 #include "profile/symprof.h"
 #include "sampling/procs.h"
 #include "unwind/unwind.h"
@@ -382,22 +383,13 @@ int cli_parse_uint(const char *s, unsigned long long max, unsigned long long *ou
 
 bool cli_process_alive(pid_t pid)
 {
-	char path[64], buf[512], *paren;
-	ssize_t n;
-	int fd;
+	const char *state;
+	char buf[512];
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	state = proc_stat_fields(pid, buf, sizeof(buf));
+	if (!state)
 		return errno != ENOENT && errno != ESRCH;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	/* the state follows the command name, which may itself hold ')' */
-	paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+	return *state != 'Z' && *state != 'X';
 }
 
 /* A device or pipe at path (lst: its lstat) to write to directly, or -1. */

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "proc/stat.h"
+
+const char *proc_stat_fields(pid_t pid, char *buf, size_t size)
+{
+	char path[64], *paren;
+	ssize_t n;
+	int fd, err;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/stat");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, size - 1);
+	err = errno;
+	close(fd);
+	if (n <= 0) {
+		/* an empty read: the process has gone in between */
+		errno = n < 0 ? err : ESRCH;
+		return NULL;
+	}
+	buf[n] = '\0';
+	paren = strrchr(buf, ')');
+	if (!paren || paren[1] != ' ') {
+		errno = EIO;
+		return NULL;
+	}
+	return paren + 2;
+}

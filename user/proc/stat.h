@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* /proc/PID/stat, the one-line status of a process. */
+#ifndef LABELPROF_PROC_STAT_H
+#define LABELPROF_PROC_STAT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * Reads /proc/PID/stat (pid 0: /proc/self/stat) into buf and returns its
+ * fields from the third (the state) on, past the command name, which may
+ * hold spaces and ')'. NULL with errno set when it cannot be read (ENOENT or
+ * ESRCH: no such process).
+ */
+const char *proc_stat_fields(pid_t pid, char *buf, size_t size);
+
+#endif /* LABELPROF_PROC_STAT_H */
