@@ -1645,7 +1645,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u32 tgid = pid_tgid >> 32, cpu = bpf_get_smp_processor_id();
 	struct lp_counters *c;
 	struct lp_scratch *sc;
-	struct lp_recipe *r;
+	struct lp_recipe *r = NULL;
 	struct lp_sample *s;
 	__u32 off = sizeof(*s), flags;
 	bool kthread;
@@ -1722,15 +1722,16 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		c->ringbuf_drops++;
 
 	/*
-	 * Ask userspace to inspect the process: a tgid with no recipe at most
-	 * once a second; one whose code mappings changed since its recipe was
-	 * made more often, since a label library may have just been loaded.
+	 * Ask userspace to inspect the process: a tgid with no recipe, or without
+	 * labels unless quiet, at most once a second; one whose code mappings
+	 * changed since its recipe was made more often, since a label library
+	 * may have just been loaded.
 	 */
 	if (kthread)
 		return 0;
 	if (s->status & LP_ST_MAPS_CHANGED)
 		hint(&mapped, map_hint_interval_ns, LP_EVENT_EXEC_MAP, s, c);
-	else if (s->status & LP_ST_NO_RECIPE)
+	else if ((s->status & LP_ST_NO_RECIPE) && !(r && (r->flags & LP_RECIPE_QUIET)))
 		hint(&hinted, hint_interval_ns, LP_EVENT_UNKNOWN_PID, s, c);
 	return 0;
 }

@@ -94,10 +94,19 @@ struct lp_tls_ref {
 	__u64 tlsdesc_addr; /* TLSDESC: the descriptor's address in the process */
 };
 
+enum lp_recipe_flags {
+	/*
+	 * The process maps no label object, and its unwind mappings are listed:
+	 * only new code can change that, which samples notice (LP_ST_MAPS_CHANGED),
+	 * so they send no LP_EVENT_UNKNOWN_PID hints.
+	 */
+	LP_RECIPE_QUIET = 1 << 0,
+};
+
 /* Per-process recipe, value of the `recipes` map keyed by tgid. */
 struct lp_recipe {
-	__u32 form; /* enum lp_label_form of the custom labels */
-	__u32 pad;
+	__u32 form;  /* enum lp_label_form of the custom labels */
+	__u32 flags; /* enum lp_recipe_flags */
 	struct lp_tls_ref labels; /* the custom labels' TLS object */
 	/* The OpenTelemetry thread context's TLS pointer (otel_thread_ctx_v1); NONE: none. */
 	struct lp_tls_ref otel;

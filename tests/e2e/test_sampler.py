@@ -6,6 +6,7 @@ import contextlib
 import fcntl
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import tempfile
@@ -194,6 +195,33 @@ def test_stalled_main_loop_drops_no_samples(request, tmp_path):
                      f"{c['ringbuf_drops']} dropped, about {expected:.0f} expected")
     assert c["samples_received"] >= CAPTURE_MIN * expected, (
         f"{c['samples_received']} samples, expected about {expected:.0f}: {c}")
+
+
+def inspections(rec):
+    """The number of process inspections `record -v` reports."""
+    found = re.search(r"labelprof: (\d+) process inspections", rec.stderr)
+    assert found, rec.stderr
+    return int(found.group(1))
+
+
+def test_unlabelled_process_is_not_inspected_again(request, tmp_path):
+    """A busy process without labels is inspected as often as an idle one
+    (at the start and at the follow-ups while its libraries may load): its
+    samples do not ask for more (LP_RECIPE_QUIET), only new code would."""
+    counts = {}
+    for kind, code in (("busy", "while True: pass"), ("idle", "import time; time.sleep(60)")):
+        proc = subprocess.Popen(["/usr/bin/python3", "-c", code])
+        try:
+            rec = record(tmp_path, "-p", proc.pid, "-v", duration=5)
+        finally:
+            proc.kill()
+            proc.wait()
+        assert rec.returncode == 0, rec.describe()
+        counts[kind] = (inspections(rec), count(rec.profile.of_pids(proc.pid)))
+    measure(request, f"inspections (samples): busy {counts['busy']}, idle {counts['idle']}")
+    assert counts["busy"][1] >= CAPTURE_MIN * FREQ * 5 * 0.5, counts
+    # the follow-ups at 5, 10, 20 ... ms may fall either side of the end
+    assert abs(counts["busy"][0] - counts["idle"][0]) <= 1, counts
 
 
 def test_zombie_target_ends_recording(tmp_path):

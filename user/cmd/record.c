@@ -175,6 +175,12 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 			"%llu samples of processes without a recipe, %llu of kernel threads\n",
 			(unsigned long long)c->null_values, (unsigned long long)c->unknown_pids,
 			(unsigned long long)c->kernel_threads);
+	if (verbose)
+		fprintf(stderr,
+			"labelprof: %llu process inspections (%llu waiting for a lazy TLS "
+			"descriptor, %llu failed)\n",
+			(unsigned long long)ps.resolves, (unsigned long long)ps.retries,
+			(unsigned long long)ps.errors);
 	if (verbose && procs__unwind_stats(s->procs, &us))
 		fprintf(stderr,
 			"labelprof: unwind: %llu objects, %llu rows, %llu KiB in BPF (%llu KiB of "

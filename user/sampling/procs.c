@@ -13,6 +13,7 @@
 #include "lib/hashmap.h"
 #include "sampling/procs.h"
 #include "sampling/sampler.h"
+#include "proc/stat.h"
 #include "proc/tls.h"
 #include "unwind/unwind.h"
 
@@ -23,7 +24,8 @@
  * while a descriptor is still lazy), in milliseconds.
  */
 static const unsigned int retry_delays_ms[] = {5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000};
-#define MAX_ATTEMPTS ARRAY_SIZE(retry_delays_ms)
+#define MAX_ATTEMPTS	    ARRAY_SIZE(retry_delays_ms)
+#define FOLLOW_UP_WINDOW_MS 8885 /* their sum */
 
 struct proc_entry {
 	pid_t pid;
@@ -195,7 +197,7 @@ static void resolve(struct procs *p, struct proc_entry *e)
 	struct tls_diag diag = {};
 	struct lp_go_ref go;
 	__u64 seq, exec_vm;
-	bool otel;
+	bool otel, sampled, quiet;
 	int err, set_err;
 
 	/*
@@ -231,8 +233,9 @@ static void resolve(struct procs *p, struct proc_entry *e)
 	 * only for the processes sampled; after the recipe, as building tables
 	 * takes a while and samples meanwhile should already carry labels.
 	 */
+	sampled = sampler__samples_tgid(p->sampler, e->pid);
 	if (p->unwind && (e->unwind_seq != seq + 1 || e->unwind_vm != exec_vm || !exec_vm) &&
-	    sampler__samples_tgid(p->sampler, e->pid)) {
+	    sampled) {
 		if (unwind__update_process(p->unwind, e->pid)) {
 			if (p->verbose)
 				fprintf(stderr, "labelprof: pid %d: no unwind tables\n", e->pid);
@@ -240,6 +243,14 @@ static void resolve(struct procs *p, struct proc_entry *e)
 			e->unwind_seq = seq + 1;
 			e->unwind_vm = exec_vm;
 		}
+	}
+	/* nothing left for an unknown-pid hint to do: the samples stop sending them */
+	quiet = !err && exec_vm && recipe.form == LP_FORM_NONE &&
+		recipe.otel.access == LP_TLS_NONE && recipe.go.format == LP_GO_NONE &&
+		(!p->unwind || !sampled || (e->unwind_seq == seq + 1 && e->unwind_vm == exec_vm));
+	if (!set_err && quiet) {
+		recipe.flags |= LP_RECIPE_QUIET;
+		set_err = sampler__set_recipe(p->sampler, e->pid, &recipe);
 	}
 	if (set_err) {
 		p->stats.errors++;
@@ -263,6 +274,25 @@ static void resolve(struct procs *p, struct proc_entry *e)
 	schedule(p, e, retry_delays_ms[e->attempts++]);
 }
 
+/* Whether pid started less than ms ago, or its start time cannot be read. */
+static bool started_within(pid_t pid, unsigned int ms)
+{
+	unsigned long long start_ticks;
+	const char *fields;
+	struct timespec now;
+	char buf[1024];
+
+	/* starttime is the 22nd field */
+	fields = proc_stat_fields(pid, buf, sizeof(buf));
+	if (!fields || sscanf(fields, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+				      "%*d %*d %*d %*d %llu",
+			      &start_ticks) != 1)
+		return true;
+	clock_gettime(CLOCK_BOOTTIME, &now);
+	return (now.tv_sec * 1000ull + now.tv_nsec / 1000000) <
+	       start_ticks * 1000 / sysconf(_SC_CLK_TCK) + ms;
+}
+
 static void resolve_pid(struct procs *p, pid_t pid, bool follow_up)
 {
 	struct proc_entry *e = insert(p, pid);
@@ -271,6 +301,22 @@ static void resolve_pid(struct procs *p, pid_t pid, bool follow_up)
 		return;
 	if (follow_up)
 		e->attempts = 0;
+	resolve(p, e);
+}
+
+/*
+ * A process found running at the start gets the follow-ups only if it has
+ * just started: an older one loaded its libraries long ago, and code it maps
+ * later is noticed by its samples (LP_ST_MAPS_CHANGED).
+ */
+static void scan_pid(struct procs *p, pid_t pid)
+{
+	struct proc_entry *e = insert(p, pid);
+
+	if (!e)
+		return;
+	if (!started_within(pid, FOLLOW_UP_WINDOW_MS))
+		e->attempts = MAX_ATTEMPTS;
 	resolve(p, e);
 }
 
@@ -318,7 +364,7 @@ int procs__scan(struct procs *p, const pid_t *pids, size_t count)
 
 	if (count) {
 		for (i = 0; i < count; i++)
-			resolve_pid(p, pids[i], false);
+			scan_pid(p, pids[i]);
 		return 0;
 	}
 	dir = opendir("/proc");
@@ -333,7 +379,7 @@ int procs__scan(struct procs *p, const pid_t *pids, size_t count)
 		pid = strtol(de->d_name, &end, 10);
 		if (*end || pid <= 0 || pid > 0x7fffffff)
 			continue;
-		resolve_pid(p, pid, false);
+		scan_pid(p, pid);
 	}
 	closedir(dir);
 	return 0;
