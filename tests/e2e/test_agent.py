@@ -309,6 +309,8 @@ def test_agent_otlp_outage_reload_shutdown(tmp_path):
             assert m["labelprof_samples_total"] > 0 and m["labelprof_spool_dropped_total"] == 0
             assert m["labelprof_samples_with_labels_total"] > 0
             assert m["labelprof_intervals_total"] >= len(rcv.accepted())
+            # each process in the table was inspected at least once
+            assert m["labelprof_process_inspections_total"] >= m["labelprof_processes_tracked"] > 0
             assert m["process_resident_memory_bytes"] > 0 and m["process_cpu_seconds_total"] > 0
 
             # an invalid file on SIGHUP: the old settings stay

@@ -89,6 +89,7 @@ static void test_metrics_text(void **state)
 		"labelprof_label_read_faults_total",
 		"labelprof_null_values_total",
 		"labelprof_processes_tracked",
+		"labelprof_process_inspections_total",
 		"labelprof_intervals_total",
 		"labelprof_export_success_total",
 		"labelprof_export_failure_total",

@@ -78,6 +78,9 @@ size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 r
 	       stats__get(&st->null_values));
 	metric(&r, "labelprof_processes_tracked", "gauge", "Processes in the process table.",
 	       stats__get(&st->processes_tracked));
+	metric(&r, "labelprof_process_inspections_total", "counter",
+	       "Processes inspected for labels and unwind mappings (at the start, exec, new code).",
+	       stats__get(&st->process_inspections));
 	metric(&r, "labelprof_intervals_total", "counter", "Profiles (intervals) completed.",
 	       stats__get(&st->intervals));
 	metric(&r, "labelprof_export_success_total", "counter",

@@ -25,6 +25,7 @@ struct agent_stats {
 	__u64 spool_dropped;
 	__u64 file_write_failure;
 	__u64 spool_write_failure;
+	__u64 process_inspections;
 	__u64 processes_tracked; /* gauges */
 	__u64 spool_bytes;
 	__u64 spool_intervals;

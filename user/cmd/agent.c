@@ -166,6 +166,7 @@ static void update_stats(struct agent *a)
 	stats__set(&a->stats.label_read_faults, c.label_read_faults);
 	stats__set(&a->stats.null_values, c.null_values);
 	stats__set(&a->stats.processes_tracked, ps.tracked);
+	stats__set(&a->stats.process_inspections, ps.resolves);
 }
 
 static void start_interval(struct agent *a)
