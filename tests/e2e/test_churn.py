@@ -32,11 +32,10 @@ CHILDREN_SEEN_MIN = 0.8
 SHORT_LIVED_ATTRIBUTION_MIN = 0.95
 PROBLEM_FLAGS = {"read_fault", "malformed", "truncated"}
 # Samples are resolved after they are taken, against the memory map read at
-# the exec or at a refresh. Left without a module: the samples taken inside
-# execve, after the new memory map is in place but with the old image's
-# registers, and those labelprof handles only once the image is gone (0.3-0.7 %
-# measured; 10-17 % when a refresh could read the next image; 2-22 % in the
-# sanitized build, 2-3 times slower).
+# the exec and again when code is mapped. Left without a module: samples
+# labelprof handles only once their image is gone (0-0.04 % measured; 10-17 %
+# when a refresh could read the next image; in the sanitized build, 2-3 times
+# slower, up to 17 % with the command, whose first images run while it starts).
 UNRESOLVED_MAX = 0.05
 
 

@@ -42,6 +42,8 @@ static int on_record(void *ctx, const void *data, size_t size)
 		/* read the new memory map now: a short-lived process may be gone soon */
 		symbolizer__pid_exec(s->symbolizer, pe->tgid);
 		symbolizer__observe_pid(s->symbolizer, pe->tgid);
+	} else if (h->type == LP_EVENT_EXEC_MAP) {
+		symbolizer__pid_mapped(s->symbolizer, pe->tgid);
 	} else if (h->type == LP_EVENT_EXIT) {
 		symbolizer__pid_exit(s->symbolizer, pe->tgid);
 		for (i = 0; i < s->target_count; i++)

@@ -444,6 +444,18 @@ void symbolizer__pid_exit(struct symbolizer *sym, __u32 pid)
 	symbolizer__pid_exec(sym, pid);
 }
 
+void symbolizer__pid_mapped(struct symbolizer *sym, __u32 pid)
+{
+	struct snapshot *s = pairmap__get(&sym->pids, pid, 0);
+
+	if (!s)
+		return;
+	sym->st.refreshes++;
+	if (!snapshot__read(sym, s))
+		s->refresh_backoff_ns = REFRESH_MIN_NS;
+	snapshot__enforce_limits(sym, s);
+}
+
 void symbolizer__check_ips(struct symbolizer *sym, __u32 snapshot, const __u64 *ips, size_t n)
 {
 	struct snapshot *s = pairmap__get(&sym->snaps, snapshot, 0);

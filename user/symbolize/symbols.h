@@ -149,6 +149,12 @@ void symbolizer__pid_exec(struct symbolizer *sym, __u32 pid);
 /* pid exited: the pid may be reused by another process. */
 void symbolizer__pid_exit(struct symbolizer *sym, __u32 pid);
 /*
+ * pid mapped or unmapped code: its snapshot, if any, is read again now
+ * (unless the process runs another image since), not when an address is
+ * found in no mapping, which may be after the process has exec'd.
+ */
+void symbolizer__pid_mapped(struct symbolizer *sym, __u32 pid);
+/*
  * Tells the symbolizer which user addresses a snapshot must resolve. If one
  * lies in no known mapping (a library loaded since the snapshot), the
  * snapshot is re-read while the process is alive, with a per-process backoff.
