@@ -125,7 +125,7 @@ struct symbolizer_stats {
 	size_t dwarf_bytes;	 /* of symbol_bytes, the DWARF open */
 	__u64 dwarf_opens;	 /* DWARF handles opened, again after eviction too */
 	__u64 snapshot_failures; /* /proc/PID/maps could not be read */
-	__u64 refreshes;	 /* snapshots re-read because an address was in no mapping */
+	__u64 refreshes;	 /* snapshots re-read: an address in no mapping, or code mapped */
 	__u64 other_images;	 /* re-reads dropped: the process runs another image since */
 	__u64 evictions;	 /* snapshots, symbol tables, DWARF dropped to stay within limits */
 	__u64 file_failures;	 /* mapped files that could not be opened or parsed */
