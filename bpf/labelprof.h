@@ -96,7 +96,7 @@ struct lp_tls_ref {
 
 enum lp_recipe_flags {
 	/*
-	 * The process maps no label object, and its unwind mappings are listed:
+	 * The process maps no label object, and its unwind mappings were asked for:
 	 * only new code can change that, which samples notice (LP_ST_MAPS_CHANGED),
 	 * so they send no LP_EVENT_UNKNOWN_PID hints.
 	 */

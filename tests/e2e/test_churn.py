@@ -34,8 +34,8 @@ PROBLEM_FLAGS = {"read_fault", "malformed", "truncated"}
 # Samples are resolved after they are taken, against the memory map read at
 # the exec and again when code is mapped. Left without a module: samples
 # labelprof handles only once their image is gone (0-0.04 % measured; 10-17 %
-# when a refresh could read the next image; in the sanitized build, 2-3 times
-# slower, up to 17 % with the command, whose first images run while it starts).
+# when a refresh could read the next image, or when the unwind tables were
+# built on the thread that reads the maps; 0.1-0.3 % in the sanitized build).
 UNRESOLVED_MAX = 0.05
 
 

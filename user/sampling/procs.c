@@ -230,13 +230,13 @@ static void resolve(struct procs *p, struct proc_entry *e)
 	/*
 	 * The unwind mappings follow the same inspections (exec, unknown pid, new
 	 * code), not the retries that wait for a label library's relocation, and
-	 * only for the processes sampled; after the recipe, as building tables
-	 * takes a while and samples meanwhile should already carry labels.
+	 * only for the processes sampled. The unwind thread builds the tables
+	 * while this one goes on with inspections that are due.
 	 */
 	sampled = sampler__samples_tgid(p->sampler, e->pid);
 	if (p->unwind && (e->unwind_seq != seq + 1 || e->unwind_vm != exec_vm || !exec_vm) &&
 	    sampled) {
-		if (unwind__update_process(p->unwind, e->pid)) {
+		if (unwind__queue_update(p->unwind, e->pid)) {
 			if (p->verbose)
 				fprintf(stderr, "labelprof: pid %d: no unwind tables\n", e->pid);
 		} else {
@@ -365,23 +365,26 @@ int procs__scan(struct procs *p, const pid_t *pids, size_t count)
 	if (count) {
 		for (i = 0; i < count; i++)
 			scan_pid(p, pids[i]);
-		return 0;
-	}
-	dir = opendir("/proc");
-	if (!dir)
-		return -errno;
-	while ((de = readdir(dir))) {
-		char *end;
-		long pid;
+	} else {
+		dir = opendir("/proc");
+		if (!dir)
+			return -errno;
+		while ((de = readdir(dir))) {
+			char *end;
+			long pid;
 
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0 || pid > 0x7fffffff)
-			continue;
-		scan_pid(p, pid);
+			if (!isdigit((unsigned char)de->d_name[0]))
+				continue;
+			pid = strtol(de->d_name, &end, 10);
+			if (*end || pid <= 0 || pid > 0x7fffffff)
+				continue;
+			scan_pid(p, pid);
+		}
+		closedir(dir);
 	}
-	closedir(dir);
+	/* what runs already is unwound from the first sample */
+	if (p->unwind)
+		unwind__wait_idle(p->unwind);
 	return 0;
 }
 
@@ -399,7 +402,7 @@ void procs__handle_event(struct procs *p, const struct lp_proc_event *ev)
 		break;
 	case LP_EVENT_EXIT:
 		if (p->unwind)
-			unwind__forget_process(p->unwind, ev->tgid);
+			unwind__queue_forget(p->unwind, ev->tgid);
 		e = lookup(p, ev->tgid);
 		if (e)
 			remove_entry(p, e);

@@ -26,7 +26,10 @@ struct procs_stats {
 struct procs *procs__new(struct sampler *s, unsigned int max_processes, bool verbose);
 void procs__free(struct procs *p);
 
-/* Inspects the given processes, or every process in /proc when count is 0. */
+/*
+ * Inspects the given processes, or every process in /proc when count is 0,
+ * and returns once their unwind tables are loaded.
+ */
 int procs__scan(struct procs *p, const pid_t *pids, size_t count);
 /* Handles an EXEC, EXIT, UNKNOWN_PID or EXEC_MAP record from the sampler. */
 void procs__handle_event(struct procs *p, const struct lp_proc_event *e);

@@ -5,11 +5,16 @@
  * first-fit in a map of used pages; shards of LP_UNWIND_SHARD_PAGES pages are
  * created when a page in them is first used. An object is published in
  * unwind_objects only once its pages and fences are written, and is removed
- * from it before its pages are reused.
+ * from it before its pages are reused. A thread of its own derives and loads
+ * the tables, in the order they were asked for: a large library takes tens of
+ * milliseconds, which the caller's loop spends on follow-up inspections and
+ * memory maps of processes that will not wait.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -47,9 +52,31 @@ struct uobj {
 	} loads[MAX_LOADS];
 };
 
+enum request_kind { REQUEST_UPDATE, REQUEST_FORGET };
+
+struct request {
+	pid_t pid;
+	enum request_kind kind;
+};
+
 struct unwind {
 	struct unwind_maps maps;
 	bool verbose;
+	/*
+	 * The worker thread owns everything below the queue's lock and its
+	 * fields; the caller only queues requests and reads `published`.
+	 */
+	pthread_t worker;
+	bool worker_started;
+	pthread_mutex_t lock;
+	pthread_cond_t wake; /* for the worker: requests, or stopping */
+	pthread_cond_t idle; /* for unwind__wait_idle: the queue is done */
+	struct request *queue;
+	size_t queued, queue_cap;
+	bool busy;     /* the worker handles a batch */
+	bool stopping; /* unwind__free: the worker ends */
+	struct unwind_stats published; /* st, as of the last request handled */
+
 	struct uobj *objs;
 	size_t nobjs, cap;
 	__u32 next_id;
@@ -66,6 +93,8 @@ struct unwind {
 	struct lp_unwind_proc proc; /* the value being built */
 };
 
+static void *work(void *arg);
+
 static __u64 now_ns(void)
 {
 	struct timespec ts;
@@ -77,9 +106,13 @@ static __u64 now_ns(void)
 struct unwind *unwind__new(const struct unwind_maps *maps, bool verbose)
 {
 	struct unwind *u = calloc(1, sizeof(*u));
+	sigset_t all, old;
 
 	if (!u)
 		return NULL;
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->wake, NULL);
+	pthread_cond_init(&u->idle, NULL);
 	u->maps = *maps;
 	u->verbose = verbose;
 	u->next_id = 1;
@@ -92,6 +125,15 @@ struct unwind *unwind__new(const struct unwind_maps *maps, bool verbose)
 		unwind__free(u);
 		return NULL;
 	}
+	/* signals are for the caller's thread: its handlers stop its loop */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	u->worker_started = !pthread_create(&u->worker, NULL, work, u);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!u->worker_started) {
+		unwind__free(u);
+		return NULL;
+	}
 	return u;
 }
 
@@ -101,6 +143,17 @@ void unwind__free(struct unwind *u)
 
 	if (!u)
 		return;
+	if (u->worker_started) {
+		pthread_mutex_lock(&u->lock);
+		__atomic_store_n(&u->stopping, true, __ATOMIC_RELAXED);
+		pthread_cond_signal(&u->wake);
+		pthread_mutex_unlock(&u->lock);
+		pthread_join(u->worker, NULL);
+	}
+	free(u->queue);
+	pthread_mutex_destroy(&u->lock);
+	pthread_cond_destroy(&u->wake);
+	pthread_cond_destroy(&u->idle);
 	for (i = 0; i < u->nobjs; i++)
 		unwind_table__free(&u->objs[i].table);
 	free(u->objs);
@@ -461,7 +514,7 @@ static bool runs_us(pid_t pid)
 	       self.st_dev == other.st_dev && self.st_ino == other.st_ino;
 }
 
-int unwind__update_process(struct unwind *u, pid_t pid)
+static int update_process(struct unwind *u, pid_t pid)
 {
 	struct lp_unwind_proc *v = &u->proc;
 	struct maps *m;
@@ -516,11 +569,99 @@ int unwind__update_process(struct unwind *u, pid_t pid)
 	return ret;
 }
 
-void unwind__forget_process(struct unwind *u, pid_t pid)
+static void handle(struct unwind *u, const struct request *r)
 {
-	__u32 key = pid;
+	__u32 key = r->pid;
+	int err;
 
-	bpf_map_delete_elem(u->maps.procs, &key);
+	if (r->kind == REQUEST_FORGET) {
+		bpf_map_delete_elem(u->maps.procs, &key);
+		return;
+	}
+	err = update_process(u, r->pid);
+	if (err && err != -ESRCH && err != -ENOENT && u->verbose)
+		fprintf(stderr, "labelprof: pid %d: no unwind tables: %s\n", r->pid, strerror(-err));
+}
+
+/* Handles the queued requests in order, a batch at a time, until unwind__free. */
+static void *work(void *arg)
+{
+	struct unwind *u = arg;
+	struct request *batch = NULL, *swap;
+	size_t n, cap = 0, swap_cap, i;
+
+	pthread_mutex_lock(&u->lock);
+	for (;;) {
+		while (!u->queued && !u->stopping) {
+			u->busy = false;
+			pthread_cond_broadcast(&u->idle);
+			pthread_cond_wait(&u->wake, &u->lock);
+		}
+		if (u->stopping)
+			break;
+		swap = u->queue;
+		swap_cap = u->queue_cap;
+		u->queue = batch;
+		u->queue_cap = cap;
+		batch = swap;
+		cap = swap_cap;
+		n = u->queued;
+		u->queued = 0;
+		u->busy = true;
+		pthread_mutex_unlock(&u->lock);
+
+		for (i = 0; i < n && !__atomic_load_n(&u->stopping, __ATOMIC_RELAXED); i++)
+			handle(u, &batch[i]);
+
+		pthread_mutex_lock(&u->lock);
+		u->published = u->st;
+	}
+	u->busy = false;
+	pthread_cond_broadcast(&u->idle);
+	pthread_mutex_unlock(&u->lock);
+	free(batch);
+	return NULL;
+}
+
+static int enqueue(struct unwind *u, pid_t pid, enum request_kind kind)
+{
+	size_t i;
+	int ret = 0;
+
+	pthread_mutex_lock(&u->lock);
+	/* an update not yet started reads the maps as they will be: one is enough */
+	for (i = u->queued; i-- > 0;)
+		if (u->queue[i].pid == pid)
+			break;
+	if (kind == REQUEST_UPDATE && i < u->queued && u->queue[i].kind == REQUEST_UPDATE)
+		goto out;
+	if (ARRAY_RESERVE(u->queue, u->queue_cap, u->queued + 1)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	u->queue[u->queued++] = (struct request){.pid = pid, .kind = kind};
+	pthread_cond_signal(&u->wake);
+out:
+	pthread_mutex_unlock(&u->lock);
+	return ret;
+}
+
+int unwind__queue_update(struct unwind *u, pid_t pid)
+{
+	return enqueue(u, pid, REQUEST_UPDATE);
+}
+
+int unwind__queue_forget(struct unwind *u, pid_t pid)
+{
+	return enqueue(u, pid, REQUEST_FORGET);
+}
+
+void unwind__wait_idle(struct unwind *u)
+{
+	pthread_mutex_lock(&u->lock);
+	while (u->queued || u->busy)
+		pthread_cond_wait(&u->idle, &u->lock);
+	pthread_mutex_unlock(&u->lock);
 }
 
 void unwind__stats(struct unwind *u, struct unwind_stats *out)
@@ -530,7 +671,9 @@ void unwind__stats(struct unwind *u, struct unwind_stats *out)
 	__u32 zero = 0;
 	int i;
 
-	*out = u->st;
+	pthread_mutex_lock(&u->lock);
+	*out = u->published;
+	pthread_mutex_unlock(&u->lock);
 	memset(&out->bpf, 0, sizeof(out->bpf));
 	if (ncpus <= 0)
 		return;

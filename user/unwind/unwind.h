@@ -3,7 +3,8 @@
  * The unwind tables in BPF (docs/design.md section 9): one table per object,
  * cached by build id, else device + inode + mtime, shared by every process
  * mapping it; per process, its text mappings. Objects are evicted least
- * recently used first when the rows would exceed the memory budget.
+ * recently used first when the rows would exceed the memory budget. The
+ * work runs on a thread of its own.
  */
 #ifndef LABELPROF_UNWIND_H
 #define LABELPROF_UNWIND_H
@@ -46,10 +47,15 @@ struct unwind;
 struct unwind *unwind__new(const struct unwind_maps *maps, bool verbose);
 void unwind__free(struct unwind *u);
 
-/* Loads the tables of pid's executable mappings and its mapping list: 0, or -errno. */
-int unwind__update_process(struct unwind *u, pid_t pid);
-/* Drops pid's mapping list (the process exited). */
-void unwind__forget_process(struct unwind *u, pid_t pid);
+/*
+ * Asks for the tables of pid's executable mappings and its mapping list, read
+ * when the unwind thread comes to it: 0, or -ENOMEM.
+ */
+int unwind__queue_update(struct unwind *u, pid_t pid);
+/* Asks to drop pid's mapping list (the process exited), after what was asked before. */
+int unwind__queue_forget(struct unwind *u, pid_t pid);
+/* Waits until every request so far is handled. */
+void unwind__wait_idle(struct unwind *u);
 
 void unwind__stats(struct unwind *u, struct unwind_stats *out);
 
