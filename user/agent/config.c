@@ -520,8 +520,7 @@ static struct agent_config *config_new(void)
 	c->max_dir_bytes = 1ull << 30;
 	c->max_age_ns = 7 * DAY;
 	c->otlp_gzip = true;
-	/* as record's --pprof-labels: the process survives a round trip through pprof */
-	c->extra_labels = OUTPUT_LABEL_PID | OUTPUT_LABEL_COMM;
+	c->extra_labels = OUTPUT_LABELS_DEFAULT;
 	c->otlp_timeout_ns = 10 * S;
 	c->retry_initial_ns = S;
 	c->retry_max_ns = 60 * S;

@@ -264,7 +264,7 @@ static error_t parse_output_opt(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case ARGP_KEY_INIT:
-		args->opts.extra_labels = OUTPUT_LABEL_PID | OUTPUT_LABEL_COMM;
+		args->opts.extra_labels = OUTPUT_LABELS_DEFAULT;
 		break;
 	case OPT_FORMAT:
 		v = output__format_by_name(arg);

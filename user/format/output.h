@@ -35,6 +35,8 @@ enum output_extra_labels {
 	OUTPUT_LABEL_COMM = 1 << 2,	   /* the process's name */
 	OUTPUT_LABEL_THREAD_NAME = 1 << 3, /* the thread's name */
 };
+/* The default: a sample's process survives a round trip through pprof. */
+#define OUTPUT_LABELS_DEFAULT (OUTPUT_LABEL_PID | OUTPUT_LABEL_COMM)
 
 struct output_opts {
 	unsigned int extra_labels; /* enum output_extra_labels */
