@@ -63,8 +63,8 @@ struct unwind {
 	struct unwind_maps maps;
 	bool verbose;
 	/*
-	 * The worker thread owns everything below the queue's lock and its
-	 * fields; the caller only queues requests and reads `published`.
+	 * The queue, busy, stopping and published are under lock; every field
+	 * after published belongs to the worker thread alone.
 	 */
 	pthread_t worker;
 	bool worker_started;
