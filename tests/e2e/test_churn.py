@@ -25,7 +25,7 @@ CHILDREN_SEEN_MIN = 0.8
 # other work, it waits for them as long as that work decides (93.6 % labelled
 # with -a at a load average of 9), which says nothing of labelprof. What is
 # left is its own handling and its follow-up inspections while the child's
-# loader relocates the library (5, 10, 20 ms after the mapping, user/sampling/procs.c)
+# loader relocates the library (5, 10, 20 ms after the mapping, user/registry/registry.c)
 # against the grace, the loaders themselves waiting for the CPUs the children
 # oversubscribe: 99.4-100 % measured with -a at a load average of 8. Wrong
 # labels stay forbidden outright.

@@ -141,57 +141,6 @@ static void test_read_self(void **state)
 	assert_int_equal(container__read(0x7fffffff, &ci), -ENOENT);
 }
 
-static void test_cache(void **state)
-{
-	struct container_cache *c = container_cache__new(4);
-	const struct container_info *ci;
-	int i;
-
-	assert_non_null(c);
-	ci = container_cache__get(c, getpid());
-	assert_non_null(ci);
-	assert_int_equal(container_cache__size(c), 1);
-	/* pid 0 (idle, kernel) is never cached */
-	assert_string_equal(container_cache__get(c, 0)->id, "");
-	assert_int_equal(container_cache__size(c), 1);
-	/* bounded: past 4 entries lookups still answer, uncached */
-	for (i = 1; i <= 10; i++)
-		assert_non_null(container_cache__get(c, 0x7fff0000 + i));
-	assert_int_equal(container_cache__size(c), 4);
-	/* a sweep keeps what was looked up since the previous one */
-	assert_int_equal(container_cache__sweep(c), 0);
-	assert_int_equal(container_cache__size(c), 4);
-	container_cache__get(c, getpid());
-	assert_int_equal(container_cache__sweep(c), 0);
-	assert_int_equal(container_cache__size(c), 1);
-	assert_int_equal(container_cache__sweep(c), 0);
-	assert_int_equal(container_cache__size(c), 0);
-	container_cache__free(c);
-}
-
-static void test_cache_many(void **state)
-{
-	struct container_cache *c = container_cache__new(100000);
-	int i, round;
-
-	assert_non_null(c);
-	/* growth and shrinking keep every entry findable */
-	for (round = 0; round < 3; round++) {
-		for (i = 1; i <= 5000; i++)
-			container_cache__get(c, 0x7f000000 + i);
-		assert_int_equal(container_cache__size(c), 5000);
-		assert_int_equal(container_cache__sweep(c), 0);
-		assert_int_equal(container_cache__size(c), 5000);
-		for (i = 1; i <= 10; i++)
-			container_cache__get(c, 0x7f000000 + i);
-		assert_int_equal(container_cache__size(c), 5000);
-		assert_int_equal(container_cache__sweep(c), 0);
-		assert_int_equal(container_cache__size(c), 10);
-		assert_int_equal(container_cache__sweep(c), 0);
-	}
-	container_cache__free(c);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -205,8 +154,6 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_not_nul_terminated),
 		cmocka_unit_test(test_read_self),
-		cmocka_unit_test(test_cache),
-		cmocka_unit_test(test_cache_many),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

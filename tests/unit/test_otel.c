@@ -196,7 +196,7 @@ static void test_read_hostile_headers(void **state)
 
 	(void)state;
 	publish(&pub);
-	assert_int_equal(otel_ctx__find(getpid(), &addr), 0);
+	assert_int_equal(otel_ctx__find(getpid(), NULL, &addr), 0);
 	assert_ptr_equal((void *)(uintptr_t)addr, pub.h);
 	assert_int_equal(otel_ctx__read(getpid(), addr, &ctx, err, sizeof(err)), 0);
 	assert_int_equal(ctx->published_at_ns, 12345);
@@ -226,7 +226,7 @@ static void test_read_hostile_headers(void **state)
 	memset(pub.h->signature, 0, 8);
 	assert_int_equal(otel_ctx__read(getpid(), addr, &ctx, err, sizeof(err)), -ENOENT);
 	unpublish(&pub);
-	assert_int_equal(otel_ctx__find(getpid(), &addr), -ENOENT);
+	assert_int_equal(otel_ctx__find(getpid(), NULL, &addr), -ENOENT);
 }
 
 /* A record of this process, as BPF writes it: the labels given with their sources. */
@@ -303,6 +303,7 @@ static void test_thread_labels(void **state)
 	};
 	struct otel_labels *o = otel_labels__new();
 	struct profile *p = profile__new(NULL, NULL);
+	struct otel_labels_proc op = {0};
 	struct profile_sample s = {0};
 	struct profile_resolver r;
 	struct published pub;
@@ -313,7 +314,8 @@ static void test_thread_labels(void **state)
 	assert_non_null(o);
 	assert_non_null(p);
 	publish(&pub);
-	otel_labels__resolver(o, &r);
+	otel_labels__proc_init(&op, getpid(), NULL);
+	otel_labels__resolver(o, &op, &r);
 	profile__set_resolver(p, &r);
 	assert_int_equal(profile__add_sample(p, buf, build(buf, labels, 6)), 0);
 	profile__for_each(p, take_first, &s);
@@ -329,6 +331,7 @@ static void test_thread_labels(void **state)
 	assert_int_equal(src, LP_SRC_OTEL_PROCESS);
 	assert_string_equal(label(&s, "service.instance.id", &src), "i-1");
 	profile__free(p);
+	otel_labels__proc_clear(&op);
 	otel_labels__free(o);
 	unpublish(&pub);
 }
@@ -344,6 +347,7 @@ static void test_refresh_on_unknown_key(void **state)
 	struct otel_labels *o = otel_labels__new();
 	struct profile *p = profile__new(NULL, NULL);
 	struct timespec wait = {0, (OTEL_REFRESH_MIN_MS + 50) * 1000000L};
+	struct otel_labels_proc op = {0};
 	struct profile_sample s = {0};
 	struct profile_resolver r;
 	struct published pub;
@@ -355,7 +359,8 @@ static void test_refresh_on_unknown_key(void **state)
 	assert_non_null(o);
 	assert_non_null(p);
 	publish(&pub);
-	otel_labels__resolver(o, &r);
+	otel_labels__proc_init(&op, getpid(), NULL);
+	otel_labels__resolver(o, &op, &r);
 	profile__set_resolver(p, &r);
 	assert_int_equal(profile__add_sample(p, buf, len), 0);
 	profile__for_each(p, take_first, &s);
@@ -376,8 +381,9 @@ static void test_refresh_on_unknown_key(void **state)
 	assert_int_equal(profile__add_sample(p, buf, len), 0);
 	profile__for_each(p, take_first, &s);
 	assert_string_equal(label(&s, "db.system", &src), "pg");
-	assert_int_equal(otel_labels__ctx(o, getpid())->published_at_ns, 23456);
+	assert_int_equal(otel_labels__proc_ctx(&op)->published_at_ns, 23456);
 	profile__free(p);
+	otel_labels__proc_clear(&op);
 	otel_labels__free(o);
 	unpublish(&pub);
 }
@@ -387,15 +393,15 @@ static void test_new_publication(void **state)
 {
 	static const char *const renamed[] = {"service.name", "payments"};
 	struct timespec wait = {OTEL_RECHECK_MS / 1000, (OTEL_RECHECK_MS % 1000 + 50) * 1000000L};
-	struct otel_labels *o = otel_labels__new();
+	struct otel_labels_proc op = {0};
 	const struct otel_ctx *ctx;
 	struct published pub;
 	uint8_t *old;
 
 	(void)state;
-	assert_non_null(o);
 	publish(&pub);
-	ctx = otel_labels__ctx(o, getpid());
+	otel_labels__proc_init(&op, getpid(), NULL);
+	ctx = otel_labels__proc_ctx(&op);
 	assert_non_null(ctx);
 	assert_string_equal(ctx->resource[0].value, "checkout");
 	old = pub.payload;
@@ -406,15 +412,15 @@ static void test_new_publication(void **state)
 	pub.h->published_at_ns = 34567;
 	free(old);
 	nanosleep(&wait, NULL);
-	ctx = otel_labels__ctx(o, getpid());
+	ctx = otel_labels__proc_ctx(&op);
 	assert_non_null(ctx);
 	assert_int_equal(ctx->nr_resource, 1);
 	assert_string_equal(ctx->resource[0].value, "payments");
 	/* withdrawn: no context any more */
 	unpublish(&pub);
 	nanosleep(&wait, NULL);
-	assert_null(otel_labels__ctx(o, getpid()));
-	otel_labels__free(o);
+	assert_null(otel_labels__proc_ctx(&op));
+	otel_labels__proc_clear(&op);
 }
 
 int main(void)

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "kallsyms.h"
+#include "own_snapshot.h"
 #include "format/output.h"
 #include "profile/profile.h"
 #include "profile/symprof.h"
@@ -215,6 +216,7 @@ static void test_folded_symbolized(void **state)
 	__u64 sched = kallsyms_addr("schedule");
 	struct symbolizer *sym = symbolizer__new(NULL);
 	struct profile *p = profile__new(sym, NULL);
+	struct own_snapshot own;
 	const __u64 u[] = {(uintptr_t)lp_out_leaf + 1, (uintptr_t)lp_out_caller + 4};
 	char path[PATH_MAX], *out;
 	unsigned char junk[4096];
@@ -231,6 +233,7 @@ static void test_folded_symbolized(void **state)
 	close(fd);
 	if (m == MAP_FAILED)
 		fail_msg("executable mapping of %s: %s (a noexec /tmp?)", path, strerror(errno));
+	own_snapshot__use(&own, p, sym, getpid());
 	add(p, getpid(), 1, "t", 0, (const __u64[]){sched + 4}, 1, u, 2, NULL, 0);
 	add(p, getpid(), 1, "t", 0, NULL, 0, (const __u64[]){(uintptr_t)m + 0x64}, 1, NULL, 0);
 	out = folded(p, sym);
@@ -373,6 +376,7 @@ static void test_json_symbolized(void **state)
 	__u64 sched = kallsyms_addr("schedule");
 	struct symbolizer *sym = symbolizer__new(NULL);
 	struct profile *p = profile__new(sym, NULL);
+	struct own_snapshot own;
 	const __u64 u[] = {(uintptr_t)lp_out_leaf + 2, (uintptr_t)lp_out_caller + 4};
 	char exe[PATH_MAX], *doc, *sum, expect[PATH_MAX + 512];
 	size_t len;
@@ -381,6 +385,7 @@ static void test_json_symbolized(void **state)
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	assert_true(n > 0);
 	exe[n] = '\0';
+	own_snapshot__use(&own, p, sym, getpid());
 	add(p, getpid(), 5, "t", 0, (const __u64[]){sched + 4, sched + 8}, 2, u, 2, NULL, 0);
 	doc = json(p, sym, NULL, &len);
 	sum = python_summary(doc, len);

@@ -34,6 +34,7 @@
 
 #include "addr2line.h"
 #include "kallsyms.h"
+#include "own_snapshot.h"
 #include "proc/maps.h"
 #include "profile/profile.h"
 #include "skip.h"
@@ -176,9 +177,9 @@ static void test_own_functions(void **state)
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	assert_true(n > 0);
 	exe[n] = '\0';
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	assert_int_not_equal(id, 0);
-	assert_int_equal(symbolizer__observe_pid(sym, getpid()), id);
+	assert_true(symbolizer__snapshot_current(sym, id));
 
 	assert_int_equal(symbolizer__resolve_user(sym, id, a, 0, &f), 0);
 	assert_string_equal(f.function, "lp_sym_target_a");
@@ -260,7 +261,7 @@ static void test_libc_and_debug_file(void **state)
 	__u32 id;
 
 	assert_non_null(getpid_addr);
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)getpid_addr, 0, &f), 0);
 	assert_non_null(strstr(f.function, "getpid"));
 	assert_int_equal(f.offset, 0);
@@ -343,7 +344,7 @@ static void test_plt(void **state)
 	pclose(p);
 	if (!want[0])
 		fail_msg("objdump shows no PLT stub in this test program");
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	assert_int_equal(
 		symbolizer__resolve_user(sym, id, load_base(lp_sym_target_a) + vaddr + 2, 0, &f),
 		0);
@@ -416,7 +417,7 @@ static void test_vdso(void **state)
 	if (!addr)
 		fail_msg("no clock_gettime in the vDSO (booted with vdso=0?)");
 	sym = symbolizer__new(NULL);
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	assert_int_equal(symbolizer__resolve_user(sym, id, addr + 1, 0, &f), 0);
 	assert_string_equal(f.module, "[vdso]");
 	assert_non_null(strstr(f.function, "clock_gettime"));
@@ -500,7 +501,7 @@ static void test_debuglink_and_deleted(void **state)
 	assert_int_equal(unlink(path), 0);
 
 	sym = symbolizer__new(NULL);
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	assert_int_equal(symbolizer__resolve_user(sym, id, good.entry, 0, &f), 0);
 	assert_string_equal(f.function, "lp_lib_entry");
 	snprintf(path, sizeof(path), "%s/libgood.so", tmpdir);
@@ -529,7 +530,7 @@ static void test_refresh_on_unknown_ip(void **state)
 	__u32 id;
 
 	build_lib("libnew", 4, NULL);
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	assert_true(open_lib("libnew", &lib));
 	assert_int_equal(symbolizer__resolve_user(sym, id, lib.entry, 0, &f), -ENOENT);
 	assert_null(f.module);
@@ -561,9 +562,10 @@ static void test_snapshot_lifecycle(void **state)
 	struct sym_frame f;
 	__u32 id1, id2;
 
-	id1 = symbolizer__observe_pid(sym, getpid());
-	symbolizer__pid_exec(sym, getpid());
-	id2 = symbolizer__observe_pid(sym, getpid());
+	id1 = symbolizer__snapshot(sym, getpid(), NULL);
+	symbolizer__snapshot_end(sym, id1);
+	assert_false(symbolizer__snapshot_current(sym, id1));
+	id2 = symbolizer__snapshot(sym, getpid(), NULL);
 	assert_int_not_equal(id1, id2);
 	/* Samples taken before the exec keep their snapshot. */
 	assert_int_equal(symbolizer__resolve_user(sym, id1, a, 0, &f), 0);
@@ -571,7 +573,7 @@ static void test_snapshot_lifecycle(void **state)
 	symbolizer__release_unused(sym);
 	assert_int_equal(symbolizer__resolve_user(sym, id1, a, 0, &f), -ENOENT);
 	assert_int_equal(symbolizer__resolve_user(sym, id2, a, 0, &f), 0);
-	symbolizer__pid_exit(sym, getpid());
+	symbolizer__snapshot_end(sym, id2);
 	symbolizer__release_unused(sym);
 	symbolizer__stats(sym, &st);
 	assert_int_equal(st.snapshots, 0);
@@ -588,10 +590,10 @@ static void test_missing_process(void **state)
 	struct symbolizer_stats st;
 	struct sym_frame f;
 	__u64 observed = mono_ns();
-	__u32 id = symbolizer__observe_pid(sym, INT_MAX);
+	__u32 id = symbolizer__snapshot(sym, INT_MAX, NULL);
 
 	assert_int_not_equal(id, 0);
-	assert_int_equal(symbolizer__observe_pid(sym, INT_MAX), id);
+	assert_true(symbolizer__snapshot_current(sym, id));
 	assert_int_equal(symbolizer__resolve_user(sym, id, 0x401000, 0, &f), -ENOENT);
 	symbolizer__stats(sym, &st);
 	assert_int_equal(st.snapshot_failures, 1);
@@ -632,11 +634,11 @@ static void test_exited_process(void **state)
 		pause();
 		_exit(0);
 	}
-	id = symbolizer__observe_pid(sym, child);
+	id = symbolizer__snapshot(sym, child, NULL);
 	dlclose(lib.handle);
 	kill(child, SIGKILL);
 	assert_int_equal(waitpid(child, NULL, 0), child);
-	symbolizer__pid_exit(sym, child);
+	symbolizer__snapshot_end(sym, id);
 	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)lp_sym_target_b + 2, 0, &f),
 			 0);
 	assert_string_equal(f.function, "lp_sym_target_b");
@@ -668,7 +670,7 @@ static void test_refresh_of_zombie_keeps_maps(void **state)
 		_exit(read(go[0], &c, 1) < 0);
 	}
 	close(go[0]);
-	id = symbolizer__observe_pid(sym, child);
+	id = symbolizer__snapshot(sym, child, NULL);
 	close(go[1]);
 	/* exited, not reaped: /proc/PID/maps is empty from now on */
 	assert_int_equal(waitid(P_PID, child, &info, WEXITED | WNOWAIT), 0);
@@ -708,7 +710,7 @@ static void test_refresh_after_exec_keeps_maps(void **state)
 		_exit(127);
 	}
 	close(go[0]);
-	id = symbolizer__observe_pid(sym, child);
+	id = symbolizer__snapshot(sym, child, NULL);
 	close(go[1]);
 	/* until the exec has mapped sleep's code: [vsyscall] alone was in the old image too */
 	deadline = mono_ns() + REFRESH_WAIT_NS;
@@ -748,7 +750,7 @@ static void test_limits(void **state)
 	__u32 id, id_parent, id_init;
 	int round;
 
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	symbolizer__stats(sym, &st);
 	assert_true(st.open_files <= 1);
 	/* Each file's table evicts the other's; descriptors are reopened on demand. */
@@ -765,8 +767,8 @@ static void test_limits(void **state)
 	assert_true(st.open_files <= 1);
 	assert_true(st.symbol_bytes > 0);
 
-	id_parent = symbolizer__observe_pid(sym, getppid());
-	id_init = symbolizer__observe_pid(sym, 1);
+	id_parent = symbolizer__snapshot(sym, getppid(), NULL);
+	id_init = symbolizer__snapshot(sym, 1, NULL);
 	symbolizer__stats(sym, &st);
 	assert_int_equal(st.snapshots, 2);
 	/* The least recently used snapshot went. */
@@ -819,7 +821,7 @@ static void test_hostile_files(void **state)
 			 strerror(errno));
 
 	sym = symbolizer__new(NULL);
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)g + 100, 0, &f), -ENOENT);
 	assert_string_equal(f.module, garbage);
 	assert_int_equal(f.module_offset, 100);
@@ -926,7 +928,7 @@ static void test_own_lines(void **state)
 	__u32 id, want[4];
 	size_t i;
 
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	for (i = 0; i < 2; i++) {
 		assert_int_equal(symbolizer__resolve_user(sym, id, addrs[i], 0, &f), 0);
 		assert_int_equal(f.line_count, 1);
@@ -947,7 +949,7 @@ static void test_own_lines(void **state)
 
 	/* without DWARF: names only */
 	sym = symbolizer__new(&(struct symbolizer_opts){.no_dwarf = true});
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	assert_int_equal(symbolizer__resolve_user(sym, id, addrs[0], 0, &f), 0);
 	assert_string_equal(f.function, "lp_sym_target_a");
 	assert_int_equal(f.line_count, 0);
@@ -1092,7 +1094,7 @@ static void test_debuglink_lines(void **state)
 	assert_int_not_equal(run("readelf -S '%s/libinl.so' | grep -q debug_info", tmpdir), 0);
 	h = open_inline_lib("libinl", &mark);
 	sym = symbolizer__new(NULL);
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	assert_int_equal(symbolizer__resolve_user(sym, id, mark, 0, &f), 0);
 	check_inline_frame(&f, "libinl.c", false);
 	/* the next instruction's return address is looked up at mark too */
@@ -1117,7 +1119,7 @@ static void test_build_id_debug_dir(void **state)
 	h = open_inline_lib("libinl2", &mark);
 	/* not in /usr/lib/debug: only the exported label names the address */
 	sym = symbolizer__new(NULL);
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	symbolizer__resolve_user(sym, id, mark, 0, &f);
 	assert_true(!f.function || strcmp(f.function, "lp_static_fn"));
 	assert_int_equal(f.line_count, 0);
@@ -1125,7 +1127,7 @@ static void test_build_id_debug_dir(void **state)
 
 	snprintf(debug_dir, sizeof(debug_dir), "%s/root/usr/lib/debug", tmpdir);
 	sym = symbolizer__new(&(struct symbolizer_opts){.debug_dir = debug_dir});
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	assert_int_equal(symbolizer__resolve_user(sym, id, mark, 0, &f), 0);
 	assert_string_equal(base_name(f.module), "libinl2.so");
 	assert_int_equal(f.line_count, 2);
@@ -1150,7 +1152,7 @@ static void test_corrupt_dwarf(void **state)
 	assert_int_equal(run("readelf -S '%s/libinl3.so' | grep -q debug_info", tmpdir), 0);
 	h = open_inline_lib("libinl3", &mark);
 	sym = symbolizer__new(NULL);
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	assert_int_equal(symbolizer__resolve_user(sym, id, mark, 0, &f), 0);
 	assert_string_equal(f.function, "lp_static_fn");
 	assert_int_equal(f.line_count, 0);
@@ -1208,7 +1210,7 @@ static void test_clone_names(void **state)
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	assert_non_null(h);
 	sym = symbolizer__new(NULL);
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	assert_int_equal(
 		symbolizer__resolve_user(
 			sym, id, (uintptr_t)dlsym(h, "lp_clone_a") - entry + clone + 2, 0, &f),
@@ -1240,7 +1242,7 @@ static void test_dwarf_limits(void **state)
 	int round;
 
 	sym = symbolizer__new(&opts);
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	/* new addresses every round: DWARF closed for the other file opens again */
 	for (round = 0; round < 3; round++) {
 		assert_int_equal(symbolizer__resolve_user(sym, id, own[round], 0, &f), 0);
@@ -1279,7 +1281,7 @@ static void test_dwarf_limits(void **state)
 	/* too large for half the budget: refused, counted */
 	opts = (struct symbolizer_opts){.max_symbol_bytes = 4096};
 	sym = symbolizer__new(&opts);
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)lp_sym_target_a, 0, &f), 0);
 	assert_int_equal(f.line_count, 0);
 	symbolizer__stats(sym, &st);
@@ -1337,7 +1339,7 @@ static void test_dwarf_budget(void **state)
 	}
 	/* what one library's DWARF takes, and everything else, without limits */
 	sym = symbolizer__new(NULL);
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	assert_int_equal(symbolizer__resolve_user(sym, id, mark[0], 0, &f), 0);
 	symbolizer__stats(sym, &st);
 	one = st.dwarf_bytes;
@@ -1350,7 +1352,7 @@ static void test_dwarf_budget(void **state)
 	assert_true(one <= budget / 2);
 
 	sym = symbolizer__new(&(struct symbolizer_opts){.max_symbol_bytes = budget});
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	resolve_within(sym, id, mark[0], 0, budget, &f, &st);
 	check_inline_frame(&f, srcs[0], false);
 	assert_int_equal(st.dwarf_opens, 1);
@@ -1481,7 +1483,7 @@ static void test_jit_perf_map(void **state)
 	jit_child_start(&j);
 	code = (uintptr_t)j.code;
 	late = code + 0x105;
-	id = symbolizer__observe_pid(sym, j.pid);
+	id = symbolizer__snapshot(sym, j.pid, NULL);
 	assert_int_equal(symbolizer__resolve_user(sym, id, code + 5, 0, &f), 0);
 	assert_string_equal(f.function, "jit_one");
 	assert_string_equal(f.module, j.map);
@@ -1548,7 +1550,7 @@ static void test_jit_perf_map(void **state)
 
 	/* after the process is gone */
 	jit_child_stop(&j);
-	symbolizer__pid_exit(sym, j.pid);
+	symbolizer__snapshot_end(sym, id);
 	assert_int_equal(symbolizer__resolve_user(sym, id, late, 0, &f), 0);
 	assert_string_equal(f.function, "jit_late");
 	assert_int_equal(symbolizer__process(sym, id, &exe, &comm), 0);
@@ -1596,7 +1598,7 @@ static void test_jit_map_format(void **state)
 	fclose(m);
 	free(junk);
 
-	id = symbolizer__observe_pid(sym, child);
+	id = symbolizer__snapshot(sym, child, NULL);
 	assert_int_equal(symbolizer__resolve_user(sym, id, code + 0x21, 0, &f), 0);
 	assert_string_equal(f.function, "after_long");
 	assert_int_equal(symbolizer__resolve_user(sym, id, code + 0x30, 0, &f), 0);
@@ -1631,7 +1633,7 @@ static void test_jit_refused_maps(void **state)
 	jit_child_start(&j);
 	assert_int_equal(chown(j.map, 65534, 65534), 0);
 	sym = symbolizer__new(NULL);
-	id = symbolizer__observe_pid(sym, j.pid);
+	id = symbolizer__snapshot(sym, j.pid, NULL);
 	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)j.code + 5, 0, &f), -ENOENT);
 	assert_string_equal(f.module, "[anon]");
 	symbolizer__stats(sym, &st);
@@ -1641,7 +1643,7 @@ static void test_jit_refused_maps(void **state)
 	assert_int_equal(chown(j.map, 0, 0), 0);
 	assert_int_equal(truncate(j.map, (64 << 20) + 1), 0);
 	sym = symbolizer__new(NULL);
-	id = symbolizer__observe_pid(sym, j.pid);
+	id = symbolizer__snapshot(sym, j.pid, NULL);
 	assert_int_equal(symbolizer__resolve_user(sym, id, (uintptr_t)j.code + 5, 0, &f), -ENOENT);
 	symbolizer__stats(sym, &st);
 	assert_int_equal(st.perf_map_failures, 1);
@@ -1668,7 +1670,7 @@ static void test_process_identity(void **state)
 	assert_non_null(fgets(comm, sizeof(comm), fp));
 	fclose(fp);
 	comm[strcspn(comm, "\n")] = '\0';
-	id = symbolizer__observe_pid(sym, getpid());
+	id = symbolizer__snapshot(sym, getpid(), NULL);
 	assert_int_equal(symbolizer__process(sym, id, &exe, &name), 0);
 	assert_string_equal(exe, self);
 	assert_string_equal(name, comm);
@@ -1697,10 +1699,10 @@ static void test_process_identity(void **state)
 	child_exe[n] = '\0';
 	assert_string_equal(child_exe, path);
 	assert_int_equal(unlink(path), 0);
-	id = symbolizer__observe_pid(sym, child);
+	id = symbolizer__snapshot(sym, child, NULL);
 	kill(child, SIGKILL);
 	assert_int_equal(waitpid(child, NULL, 0), child);
-	symbolizer__pid_exit(sym, child);
+	symbolizer__snapshot_end(sym, id);
 	assert_int_equal(symbolizer__process(sym, id, &exe, &name), 0);
 	assert_string_equal(exe, path);
 	assert_string_equal(name, "lp-sleeper");
@@ -1714,10 +1716,12 @@ static int grab(const struct profile_sample *s, void *ctx)
 }
 
 /* The profile tells the symbolizer about every pid with a user stack. */
+/* A profile symbolizes a record's user stack against the snapshot its resolver names. */
 static void test_profile_observes(void **state)
 {
 	struct symbolizer *sym = symbolizer__new(NULL);
 	struct profile *p = profile__new(sym, NULL);
+	struct own_snapshot one;
 	unsigned char rec[sizeof(struct lp_sample) + 8];
 	struct lp_sample h = {.hdr = {LP_EVENT_SAMPLE, sizeof(rec)}, .ustack_len = 1};
 	__u64 ip = (uintptr_t)lp_sym_target_b + 3;
@@ -1725,14 +1729,17 @@ static void test_profile_observes(void **state)
 	struct sym_frame f;
 	__u32 snapshot = 0;
 
+	own_snapshot__use(&one, p, sym, getpid());
 	h.tgid = h.tid = getpid();
 	memcpy(rec, &h, sizeof(h));
 	memcpy(rec + sizeof(h), &ip, sizeof(ip));
 	assert_int_equal(profile__add_sample(p, rec, sizeof(rec)), 0);
 	assert_int_equal(profile__add_sample(p, rec, sizeof(rec)), 0);
+	assert_int_equal(one.calls, 2);
 	symbolizer__stats(sym, &st);
 	assert_int_equal(st.snapshots, 1);
 	assert_int_equal(profile__for_each(p, grab, &snapshot), 0);
+	assert_int_equal(snapshot, one.id);
 	assert_int_not_equal(snapshot, 0);
 	assert_int_equal(symbolizer__resolve_user(sym, snapshot, ip, 0, &f), 0);
 	assert_string_equal(f.function, "lp_sym_target_b");

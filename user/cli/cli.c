@@ -15,7 +15,7 @@
 #include "profile/labelsel.h"
 #include "proc/stat.h"
 #include "profile/symprof.h"
-#include "sampling/procs.h"
+#include "registry/registry.h"
 #include "unwind/unwind.h"
 
 enum {
@@ -204,7 +204,7 @@ void sampling_args__note_sources(struct sampling_args *args, const struct sympro
 	}
 }
 
-void sampling_args__warn_unlabelled(const struct sampling_args *args, struct procs *procs)
+void sampling_args__warn_unlabelled(const struct sampling_args *args, struct registry *registry)
 {
 	const unsigned int process_ctx = 1u << LP_SRC_OTEL_PROCESS;
 	size_t i;
@@ -214,7 +214,7 @@ void sampling_args__warn_unlabelled(const struct sampling_args *args, struct pro
 	for (i = 0; i < args->opts.pid_count; i++) {
 		pid_t pid = args->pids[i];
 
-		if (args->seen_sources[i] & ~process_ctx || procs__labelled(procs, pid))
+		if (args->seen_sources[i] & ~process_ctx || registry__labelled(registry, pid))
 			continue;
 		if (args->seen_sources[i])
 			fprintf(stderr,

@@ -32,7 +32,7 @@ struct sampling_args {
  */
 extern const struct argp sampling_argp;
 
-struct procs;
+struct registry;
 struct symprof;
 
 /*
@@ -51,7 +51,7 @@ void sampling_args__note_sources(struct sampling_args *args, const struct sympro
  * process whose threads can publish labels (procs found where) but set none
  * while sampled is no warning. Nothing with --no-labels.
  */
-void sampling_args__warn_unlabelled(const struct sampling_args *args, struct procs *procs);
+void sampling_args__warn_unlabelled(const struct sampling_args *args, struct registry *registry);
 
 /* Whether any -p pid still runs (cli_process_alive); false without -p. */
 /* --unwind's names (auto, fp, cfi) into *mode: 0, or -EINVAL. */

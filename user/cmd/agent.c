@@ -23,29 +23,25 @@
 #include "agent/retention.h"
 #include "agent/spool.h"
 #include "cmd/commands.h"
-#include "proc/container.h"
 #include "format/output.h"
-#include "sampling/procs.h"
+#include "registry/registry.h"
 #include "profile/profile.h"
 #include "sampling/session.h"
 #include "symbolize/symbols.h"
 #include "profile/symprof.h"
 
 #define TICK_NS		    AGENT_NS_PER_S
-#define CONTAINER_CACHE_MAX 65536
 
 struct agent {
 	struct agent_config *cfg;
 	struct session *session;
 	struct exporter *exporter;
 	struct metrics_server *metrics;
-	struct container_cache *containers;
 	struct agent_stats stats;
 	/* the current interval */
 	__u64 start_mono_ns;
 	__u64 start_unix_ns;
 	struct lp_counters counters_at_start;
-	size_t entries_seen; /* profile entries whose pid has been looked up */
 	/* what the sessions closed by reloads counted */
 	__u64 received_before;
 	struct lp_counters counters_before;
@@ -77,58 +73,6 @@ static void total_counters(struct agent *a, struct lp_counters *c)
 		v[i] += before[i];
 }
 
-struct walk {
-	struct container_cache *cache;
-	size_t skip;
-	size_t index;
-};
-
-static int look_up_pid(const struct profile_sample *s, void *ctx)
-{
-	struct walk *w = ctx;
-
-	if (w->index++ >= w->skip)
-		container_cache__get(w->cache, s->pid);
-	return 0;
-}
-
-/*
- * Reads the cgroup of the processes new in profile p while they still run:
- * they may exit before the interval ends. Entries come in insertion order, so
- * only those past *seen are new.
- */
-static void look_up_containers(struct container_cache *c, const struct profile *p, size_t *seen)
-{
-	struct walk w = {.cache = c, .skip = *seen};
-	struct profile_stats st;
-
-	profile__stats(p, &st);
-	if (st.entries == *seen)
-		return;
-	profile__for_each(p, look_up_pid, &w);
-	*seen = w.index;
-}
-
-static void set_containers(struct agent *a, struct symprof *sp)
-{
-	const struct container_info *ci;
-	struct sp_process proc;
-	size_t i;
-
-	for (i = 0; i < sp->sample_count; i++) {
-		ci = container_cache__get(a->containers, sp->samples[i].pid);
-		if (!ci->id[0] && !ci->pod_uid[0])
-			continue;
-		proc = (struct sp_process){
-			.pid = sp->samples[i].pid,
-			.container_id = symprof__cstring(sp, ci->id[0] ? ci->id : NULL),
-			.pod_uid = symprof__cstring(sp, ci->pod_uid[0] ? ci->pod_uid : NULL),
-		};
-		if (symprof__set_process(sp, &proc))
-			return;
-	}
-}
-
 /* sp in format, into a malloc'd buffer. 0 or -errno. */
 static int encode(const struct agent *a, enum output_format format, const struct symprof *sp,
 		  void **buf, size_t *len)
@@ -156,10 +100,10 @@ static int encode(const struct agent *a, enum output_format format, const struct
 static void update_stats(struct agent *a)
 {
 	struct lp_counters c;
-	struct procs_stats ps;
+	struct registry_stats ps;
 
 	total_counters(a, &c);
-	procs__stats(a->session->procs, &ps);
+	registry__stats(a->session->registry, &ps);
 	stats__set(&a->stats.samples, a->received_before + a->session->received);
 	stats__set(&a->stats.samples_with_labels, c.samples_with_labels);
 	stats__set(&a->stats.ringbuf_drops, c.ringbuf_drops);
@@ -174,7 +118,6 @@ static void start_interval(struct agent *a)
 	a->start_mono_ns = agent_now_ns(CLOCK_MONOTONIC);
 	a->start_unix_ns = agent_now_ns(CLOCK_REALTIME);
 	total_counters(a, &a->counters_at_start);
-	a->entries_seen = 0;
 }
 
 /*
@@ -186,11 +129,12 @@ static void finish_interval(struct agent *a)
 	/* the interval that ends */
 	__u64 start_mono_ns = a->start_mono_ns, start_unix_ns = a->start_unix_ns;
 	struct lp_counters at_start = a->counters_at_start, delta;
-	size_t seen = a->entries_seen, i;
+	size_t i;
 	struct symprof_build_opts bo = {
 		.frequency_hz = a->cfg->sampling.opts.freq_hz,
 		.start_time_unix_ns = start_unix_ns,
 		.counters = &delta,
+		.containers = true,
 	};
 	const struct agent_config *c = a->cfg;
 	struct export_job job = {.start_ns = start_unix_ns};
@@ -210,13 +154,11 @@ static void finish_interval(struct agent *a)
 	bo.duration_ns = a->start_mono_ns - start_mono_ns;
 	for (i = 0; i < sizeof(delta) / sizeof(__u64); i++)
 		d[i] = now[i] - then[i];
-	look_up_containers(a->containers, p, &seen);
 	sp = symprof__from_profile(p, a->session->symbolizer, &bo);
 	if (!sp) {
 		err = -ENOMEM;
 		goto out_free;
 	}
-	set_containers(a, sp);
 	if (c->output_dir && (c->formats & AGENT_FORMAT_PPROF))
 		err = encode(a, OUTPUT_PPROF, sp, &job.pprof, &job.pprof_len);
 	if (!err && (c->otlp_url || (c->output_dir && (c->formats & AGENT_FORMAT_OTLP))))
@@ -235,8 +177,6 @@ out_free:
 	profile__free(p);
 	/* the snapshots of processes gone are needed no more: memory stays flat */
 	symbolizer__release_unused(a->session->symbolizer);
-	if (container_cache__sweep(a->containers))
-		agent_log(LOG_WARNING, "cannot shrink the container cache: out of memory");
 	update_stats(a);
 	sd_notifyf(0, "STATUS=%llu intervals, %llu samples, %llu waiting for delivery",
 		   (unsigned long long)stats__get(&a->stats.intervals),
@@ -406,7 +346,7 @@ static int run(struct agent *a, int argc, char **argv)
 	__u64 now, last_tick = 0, last_watchdog = 0;
 	int err;
 
-	while (!session__stop_requested(a->session)) {
+	while (!session__stop_requested()) {
 		err = session__poll(a->session, 100);
 		if (err < 0 && err != -EINTR) {
 			agent_log(LOG_ERR, "reading the ring buffer: %s", strerror(-err));
@@ -420,7 +360,6 @@ static int run(struct agent *a, int argc, char **argv)
 		if (now - last_tick >= TICK_NS) {
 			last_tick = now;
 			update_stats(a);
-			look_up_containers(a->containers, a->session->profile, &a->entries_seen);
 		}
 		if (a->watchdog_ns && now - last_watchdog >= a->watchdog_ns / 2) {
 			last_watchdog = now;
@@ -462,10 +401,9 @@ int cmd_agent(int argc, char **argv)
 			  strerror(-e));
 		goto out_free;
 	}
-	a.containers = container_cache__new(CONTAINER_CACHE_MAX);
 	spool = spool__open(a.cfg->spool_dir, a.cfg->max_spool_bytes, &dropped, err, sizeof(err));
-	if (!a.containers || !spool) {
-		agent_log(LOG_ERR, "%s", a.containers ? err : "out of memory");
+	if (!spool) {
+		agent_log(LOG_ERR, "%s", err);
 		spool__free(spool);
 		goto out_free;
 	}
@@ -519,7 +457,6 @@ out_free:
 	exporter__stop(a.exporter);
 	metrics_server__stop(a.metrics);
 	session__close(a.session);
-	container_cache__free(a.containers);
 out_config:
 	agent_config__put(a.cfg);
 	return ret;

@@ -531,7 +531,7 @@ static void put_otel_process(pid_t pid, bool json)
 	size_t i;
 	int ret;
 
-	ret = otel_ctx__find(pid, &addr);
+	ret = otel_ctx__find(pid, NULL, &addr);
 	if (!ret)
 		ret = otel_ctx__read(pid, addr, &ctx, err, sizeof(err));
 	if (ret && !err[0])

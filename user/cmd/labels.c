@@ -16,7 +16,7 @@
 #include "format/fmt.h"
 #include "profile/otel_labels.h"
 #include "profile/profile.h"
-#include "sampling/procs.h"
+#include "proc/stat.h"
 #include "sampling/sampler.h"
 #include "proc/tls.h"
 
@@ -214,7 +214,7 @@ static int put_labels(struct labels_run *run)
 /* The recipe of env->pid, or a one-line reason on stderr why there is none. */
 static int find_recipe(const struct labels_env *env, struct lp_recipe *r, struct tls_diag *diag)
 {
-	pid_t tgid = procs__tgid(env->pid);
+	pid_t tgid = proc_tgid(env->pid);
 	int err;
 
 	if (tgid == -ESRCH) {
@@ -290,6 +290,7 @@ int cmd_labels(int argc, char **argv)
 		       "usage errors. Needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE.",
 	};
 	struct labels_run run = {.env = &env};
+	struct otel_labels_proc otel_proc = {0};
 	struct otel_labels *otel = NULL;
 	struct profile_resolver resolver;
 	struct profile_stats st;
@@ -315,7 +316,8 @@ int cmd_labels(int argc, char **argv)
 		fprintf(stderr, "labelprof: out of memory\n");
 		goto out_free;
 	}
-	otel_labels__resolver(otel, &resolver);
+	otel_labels__proc_init(&otel_proc, env.pid, NULL);
+	otel_labels__resolver(otel, &otel_proc, &resolver);
 	profile__set_resolver(run.profile, &resolver);
 	err = sampler__read_threads(env.pid, &recipe, env.verbose >= 2, on_thread, &run, errbuf,
 				    sizeof(errbuf));
@@ -343,6 +345,7 @@ int cmd_labels(int argc, char **argv)
 
 out_free:
 	profile__free(run.profile);
+	otel_labels__proc_clear(&otel_proc);
 	otel_labels__free(otel);
 	return ret;
 }

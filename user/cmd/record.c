@@ -17,7 +17,8 @@
 #include "cmd/commands.h"
 #include "format/output.h"
 #include "profile/labelsel.h"
-#include "sampling/procs.h"
+#include "registry/registry.h"
+#include "symbolize/symbols.h"
 #include "unwind/unwind.h"
 #include "profile/profile.h"
 #include "sampling/session.h"
@@ -152,9 +153,11 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 			  bool verbose)
 {
 	struct unwind_stats us;
-	struct procs_stats ps;
+	struct symbolizer_stats ss;
+	struct registry_stats ps;
 
-	procs__stats(s->procs, &ps);
+	registry__stats(s->registry, &ps);
+	symbolizer__stats(s->symbolizer, &ss);
 	fprintf(stderr,
 		"labelprof: %llu samples (%llu with labels), %llu dropped, %llu label read "
 		"faults, %llu truncated, %llu malformed, %llu processes with labels, %.1f s\n",
@@ -178,10 +181,13 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 	if (verbose)
 		fprintf(stderr,
 			"labelprof: %llu process inspections (%llu waiting for a lazy TLS "
-			"descriptor, %llu failed)\n",
+			"descriptor, %llu failed); memory maps read: %llu by inspections, %llu "
+			"by the symbolizer's own re-reads\n",
 			(unsigned long long)ps.resolves, (unsigned long long)ps.retries,
-			(unsigned long long)ps.errors);
-	if (verbose && procs__unwind_stats(s->procs, &us))
+			(unsigned long long)ps.errors, (unsigned long long)ps.maps_reads,
+			(unsigned long long)ss.maps_reads);
+	if (verbose && s->unwind) {
+		unwind__stats(s->unwind, &us);
 		fprintf(stderr,
 			"labelprof: unwind: %llu objects, %llu rows, %llu KiB in BPF (%llu KiB of "
 			"shards), %llu tables built in %.1f ms, %llu evicted, %llu errors; frames: "
@@ -194,6 +200,7 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 			(unsigned long long)us.bpf.cfi_frames, (unsigned long long)us.bpf.fp_frames,
 			(unsigned long long)us.bpf.misses, (unsigned long long)us.bpf.no_rule,
 			(unsigned long long)us.bpf.truncated);
+	}
 }
 
 /* One status line, rewritten in place: only for a terminal. */
@@ -219,8 +226,10 @@ static int write_profile(struct record_env *env, struct session *s, FILE *f,
 	struct symprof *sp;
 	int err;
 
-	if (procs__unwind_stats(s->procs, &us))
+	if (s->unwind) {
+		unwind__stats(s->unwind, &us);
 		bo.unwind_misses = us.bpf.misses;
+	}
 	sp = symprof__from_profile(s->profile, s->symbolizer, &bo);
 
 	if (!sp)
@@ -311,7 +320,7 @@ int cmd_record(int argc, char **argv)
 	fprintf(stderr, "labelprof: sampling %d CPUs at %u Hz%s\n", sampler__cpu_count(s->sampler),
 		args->opts.freq_hz, env.duration_s || env.command ? "" : ", Ctrl-C to stop");
 
-	while (!session__stop_requested(s)) {
+	while (!session__stop_requested()) {
 		err = session__poll(s, 100);
 		if (err < 0) {
 			fprintf(stderr, "labelprof: reading the ring buffer: %s\n", strerror(-err));
@@ -353,7 +362,7 @@ int cmd_record(int argc, char **argv)
 	}
 	/* from what was sampled: a label library may have come later (dlopen) */
 	if (!err)
-		sampling_args__warn_unlabelled(args, s->procs);
+		sampling_args__warn_unlabelled(args, s->registry);
 	print_summary(s, &counters, (end_ns - start_ns) / 1e9, env.sampling.opts.verbose);
 	if (!err) {
 		output_file__describe(&of, errbuf, sizeof(errbuf));

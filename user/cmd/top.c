@@ -526,7 +526,7 @@ static int run(struct top_state *st, char *errbuf, size_t errlen)
 	}
 	st->start_ns = st->last_ns = now_ns();
 	next_ns = st->start_ns + interval_ns;
-	while (!session__stop_requested(st->s)) {
+	while (!session__stop_requested()) {
 		now = now_ns();
 		timeout = next_ns > now ? (next_ns - now + 999999) / 1000000 : 0;
 		err = session__poll(st->s, timeout < POLL_MS ? timeout : POLL_MS);
@@ -641,7 +641,7 @@ int cmd_top(int argc, char **argv)
 	else if (st.targets_exited)
 		fprintf(stderr, "labelprof: the profiled processes exited\n");
 	/* from what the refreshes showed: a label library may have come later (dlopen) */
-	sampling_args__warn_unlabelled(&env.sampling, st.s->procs);
+	sampling_args__warn_unlabelled(&env.sampling, st.s->registry);
 	top_view__free(&st.view);
 	symprof__free(st.sp);
 	session__close(st.s);

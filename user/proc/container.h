@@ -39,24 +39,4 @@ int container__parse_cgroup(const char *text, size_t len, struct container_info 
 /* The same for process pid: 0, -ENOENT (not in a container) or -errno (unreadable). */
 int container__read(pid_t pid, struct container_info *out);
 
-/*
- * Results of container__read by pid, read when a pid is first looked up so
- * that a process that exits before its profile is written keeps its
- * container. Entries not looked up since the previous sweep are dropped (the
- * process exited or stopped running), and the cache holds at most
- * max_entries: past that, lookups read without caching. Not thread-safe.
- */
-struct container_cache;
-
-struct container_cache *container_cache__new(size_t max_entries);
-void container_cache__free(struct container_cache *c);
-/*
- * The container of pid: never NULL, empty strings when none or unknown. Valid
- * until the next call.
- */
-const struct container_info *container_cache__get(struct container_cache *c, pid_t pid);
-/* Drops the entries not looked up since the previous sweep. 0 or -ENOMEM. */
-int container_cache__sweep(struct container_cache *c);
-size_t container_cache__size(const struct container_cache *c);
-
 #endif /* LABELPROF_CONTAINER_H */

@@ -24,6 +24,8 @@ struct maps {
 	struct maps_entry *entries;
 	size_t count;
 	char *paths; /* every entry's path, NUL-terminated, back to back */
+	size_t paths_len;
+	unsigned int refs; /* atomic: a snapshot is shared with the unwind thread */
 };
 
 /* A cursor over one line: [p, end). */
@@ -167,6 +169,7 @@ int maps__parse(const char *buf, size_t len, unsigned int flags, struct maps **o
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
+	m->refs = 1;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', end - p);
 		struct line l = {p, nl ? nl : end};
@@ -191,6 +194,7 @@ int maps__parse(const char *buf, size_t len, unsigned int flags, struct maps **o
 	}
 	for (i = 0; i < m->count; i++)
 		m->entries[i].path = m->paths + (uintptr_t)m->entries[i].path;
+	m->paths_len = paths_len;
 	sort_entries(m);
 	*out = m;
 	return 0;
@@ -277,9 +281,45 @@ out_close:
 	return err;
 }
 
+struct maps *maps__get(struct maps *m)
+{
+	__atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);
+	return m;
+}
+
+int maps__exec_only(const struct maps *m, struct maps **out)
+{
+	struct maps *x = calloc(1, sizeof(*x));
+	size_t i;
+
+	*out = NULL;
+	if (!x)
+		return -ENOMEM;
+	x->refs = 1;
+	x->entries = malloc((m->count ? m->count : 1) * sizeof(*x->entries));
+	x->paths = malloc(m->paths_len ? m->paths_len : 1);
+	if (!x->entries || !x->paths) {
+		maps__free(x);
+		return -ENOMEM;
+	}
+	/* paths keep their offsets; entries stay sorted */
+	memcpy(x->paths, m->paths, m->paths_len);
+	x->paths_len = m->paths_len;
+	for (i = 0; i < m->count; i++) {
+		struct maps_entry e = m->entries[i];
+
+		if (!(e.prot & MAPS_PROT_EXEC))
+			continue;
+		e.path = x->paths + (e.path - m->paths);
+		x->entries[x->count++] = e;
+	}
+	*out = x;
+	return 0;
+}
+
 void maps__free(struct maps *m)
 {
-	if (!m)
+	if (!m || __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	free(m->entries);
 	free(m->paths);

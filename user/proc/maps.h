@@ -77,7 +77,14 @@ int maps__read(int pid, unsigned int flags, struct maps **out);
  */
 void maps__read_root(int pid, char *buf, size_t size);
 const char *maps__path_in_root(const char *path, const char *root);
+/*
+ * A snapshot is immutable once read: maps__get takes another reference (any
+ * thread), maps__free drops one and frees the snapshot with the last.
+ */
+struct maps *maps__get(struct maps *m);
 void maps__free(struct maps *m);
+/* A new snapshot of m's executable mappings only (MAPS_EXEC_ONLY): 0 or -ENOMEM. */
+int maps__exec_only(const struct maps *m, struct maps **out);
 
 size_t maps__count(const struct maps *m);
 /* Entries are sorted by start and do not overlap. */

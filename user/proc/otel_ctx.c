@@ -38,15 +38,19 @@ static bool is_ctx_mapping(const struct maps_entry *e)
 	return false;
 }
 
-int otel_ctx__find(int pid, __u64 *addr)
+int otel_ctx__find(int pid, const struct maps *given, __u64 *addr)
 {
-	struct maps *maps;
+	struct maps *read = NULL;
+	const struct maps *maps = given;
 	size_t i;
 	int ret;
 
-	ret = maps__read(pid, 0, &maps);
-	if (ret)
-		return ret;
+	if (!maps) {
+		ret = maps__read(pid, 0, &read);
+		if (ret)
+			return ret;
+		maps = read;
+	}
 	ret = -ENOENT;
 	for (i = 0; i < maps__count(maps); i++) {
 		const struct maps_entry *e = maps__entry(maps, i);
@@ -57,7 +61,7 @@ int otel_ctx__find(int pid, __u64 *addr)
 			break;
 		}
 	}
-	maps__free(maps);
+	maps__free(read);
 	return ret;
 }
 

@@ -43,12 +43,15 @@ struct otel_ctx {
 	char *schema_version; /* threadlocal.schema_version, or NULL */
 };
 
+struct maps;
+
 /*
  * The header address of pid's process context, from the first mapping named
- * [anon_shmem:OTEL_CTX], [anon:OTEL_CTX] or /memfd:OTEL_CTX. Returns 0,
- * -ENOENT when there is none, -ESRCH, other -errno.
+ * [anon_shmem:OTEL_CTX], [anon:OTEL_CTX] or /memfd:OTEL_CTX in maps (NULL:
+ * /proc/PID/maps read now). Returns 0, -ENOENT when there is none, -ESRCH,
+ * other -errno.
  */
-int otel_ctx__find(int pid, __u64 *addr);
+int otel_ctx__find(int pid, const struct maps *maps, __u64 *addr);
 
 /*
  * Reads and decodes the process context whose header is at addr. Returns 0

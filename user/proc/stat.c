@@ -35,3 +35,21 @@ const char *proc_stat_fields(pid_t pid, char *buf, size_t size)
 	}
 	return paren + 2;
 }
+
+pid_t proc_tgid(pid_t pid)
+{
+	char path[64], line[256], state = 0;
+	pid_t tgid = -ESRCH;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
+	/* State comes before Tgid */
+	while (fgets(line, sizeof(line), f) && sscanf(line, "Tgid: %d", &tgid) != 1)
+		sscanf(line, "State: %c", &state);
+	fclose(f);
+	/* a zombie or a dead task has exited: it only waits to be reaped */
+	return state == 'Z' || state == 'X' ? -ESRCH : tgid;
+}

@@ -14,4 +14,11 @@
  */
 const char *proc_stat_fields(pid_t pid, char *buf, size_t size);
 
+/*
+ * The process pid belongs to (pid itself for a process, not one of its
+ * threads), from /proc/PID/status. -ESRCH when it does not run (gone, or a
+ * zombie), other -errno when the status cannot be read.
+ */
+pid_t proc_tgid(pid_t pid);
+
 #endif /* LABELPROF_PROC_STAT_H */

@@ -195,14 +195,19 @@ static int proc__add_object(struct proc *p, size_t *cap, const struct maps_entry
 	return 0;
 }
 
-static int proc__read_maps(struct proc *p)
+/* The objects of p's mappings: maps (a reference is taken), or NULL to read them. */
+static int proc__read_maps(struct proc *p, struct maps *maps)
 {
 	size_t objs_cap = 0, i;
 	int ret;
 
-	ret = maps__read(p->pid, 0, &p->maps);
-	if (ret)
-		return ret;
+	if (maps) {
+		p->maps = maps__get(maps);
+	} else {
+		ret = maps__read(p->pid, 0, &p->maps);
+		if (ret)
+			return ret;
+	}
 	for (i = 0; i < maps__count(p->maps); i++) {
 		const struct maps_entry *e = maps__entry(p->maps, i);
 
@@ -631,63 +636,95 @@ static int proc__resolve_otel(struct proc *p, const struct proc_object *main_pro
 	return first_err;
 }
 
-int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *recipe,
-			 struct tls_diag *diag)
+struct tls_process {
+	struct proc p;
+	const struct proc_object *main_program;
+	int skipped;		      /* objects that could not be inspected */
+	char skip_err[TLS_DIAG_LEN]; /* why the first one could not */
+};
+
+int tls_process__open(struct tls_cache *cache, int pid, struct maps *maps,
+		      struct tls_process **out, struct tls_diag *diag)
 {
-	static const uint32_t forms[] = {LP_FORM_CUSTOM_LABELS_V1, LP_FORM_CUSTOM_LABELS_V0};
-	struct proc p = {.pid = pid, .mem_fd = -1};
-	const struct proc_object *main_program = NULL;
-	char err[TLS_DIAG_LEN] = "";
-	struct tls_diag scratch;
-	struct tls_sym sym;
-	int ret, oret, first_err = 0, skipped = 0;
-	size_t i, f, pass;
+	struct tls_process *tp = calloc(1, sizeof(*tp));
+	size_t i;
+	int ret;
 
-	memset(recipe, 0, sizeof(*recipe));
-	if (!diag)
-		diag = &scratch;
-	memset(diag, 0, sizeof(*diag));
-
-	ret = proc__read_maps(&p);
+	*out = NULL;
+	if (!tp)
+		return -ENOMEM;
+	tp->p.pid = pid;
+	tp->p.mem_fd = -1;
+	ret = proc__read_maps(&tp->p, maps);
 	if (ret) {
 		msg__set(diag->msg, sizeof(diag->msg), "cannot read /proc/%d/maps: %s", pid,
 			 strerror(-ret));
-		goto out_free;
+		tls_process__close(tp);
+		return ret;
 	}
+	for (i = 0; i < tp->p.nr_objs; i++) {
+		struct proc_object *o = &tp->p.objs[i];
 
-	for (i = 0; i < p.nr_objs; i++) {
-		struct proc_object *o = &p.objs[i];
-
-		ret = proc__inspect_object(&p, cache, o, err[0] ? NULL : err, sizeof(err));
+		ret = proc__inspect_object(&tp->p, cache, o, tp->skip_err[0] ? NULL : tp->skip_err,
+					   sizeof(tp->skip_err));
 		if (ret) {
 			memset(&o->info, 0, sizeof(o->info));
-			skipped++;
-			continue;
+			tp->skipped++;
 		}
-		if (o->info.has_version && o->info.form == LP_FORM_NONE && !diag->object[0]) {
+	}
+	tp->main_program = proc__main_program(&tp->p);
+	if (tp->p.libc == TLS_LIBC_UNKNOWN && tp->main_program)
+		tp->p.libc = tp->main_program->info.interp_libc;
+	diag->libc = tp->p.libc;
+	*out = tp;
+	return 0;
+}
+
+void tls_process__close(struct tls_process *tp)
+{
+	if (!tp)
+		return;
+	proc__free(&tp->p);
+	free(tp);
+}
+
+const struct tls_file_info *tls_process__main_program(const struct tls_process *tp)
+{
+	return tp->main_program ? &tp->main_program->info : NULL;
+}
+
+int tls_process__custom_labels(struct tls_process *tp, struct lp_recipe *recipe,
+			       struct tls_diag *diag)
+{
+	static const uint32_t forms[] = {LP_FORM_CUSTOM_LABELS_V1, LP_FORM_CUSTOM_LABELS_V0};
+	struct proc *p = &tp->p;
+	struct tls_sym sym;
+	int ret, first_err = 0;
+	size_t i, f, pass;
+
+	for (i = 0; i < p->nr_objs; i++) {
+		const struct proc_object *o = &p->objs[i];
+
+		if (o->info.has_version && o->info.form == LP_FORM_NONE) {
 			diag_object(diag, o);
 			msg__set(diag->msg, sizeof(diag->msg),
 				 "unknown label ABI version %u: not read", o->info.abi_version);
+			break;
 		}
 	}
-	main_program = proc__main_program(&p);
-	if (p.libc == TLS_LIBC_UNKNOWN && main_program)
-		p.libc = main_program->info.interp_libc;
-	diag->libc = p.libc;
-
 	/* v1 wins over v0; within a form the executable, then the first mapped object. */
 	for (f = 0; f < ARRAY_SIZE(forms); f++) {
 		for (pass = 0; pass < 2; pass++) {
-			for (i = 0; i < p.nr_objs; i++) {
-				const struct proc_object *o = &p.objs[i];
-				bool is_exe = o == main_program;
+			for (i = 0; i < p->nr_objs; i++) {
+				const struct proc_object *o = &p->objs[i];
+				bool is_exe = o == tp->main_program;
 				uint32_t version;
 
 				if (o->info.form != forms[f] || is_exe != (pass == 0))
 					continue;
 				diag_object(diag, o);
 				diag->tls_case = TLS_CASE_NONE;
-				if (proc__version(&p, o, &version)) {
+				if (proc__version(p, o, &version)) {
 					msg__set(diag->msg, sizeof(diag->msg),
 						 "label ABI version not readable");
 					continue;
@@ -697,49 +734,68 @@ int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *rec
 						 "live label ABI version %u: not read", version);
 					continue;
 				}
-				p.arch = tls_arch__find(o->info.machine);
+				p->arch = tls_arch__find(o->info.machine);
 				sym = labels_sym(o);
-				ret = proc__locate(&p, o, &sym, is_exe, &recipe->labels, diag);
+				ret = proc__locate(p, o, &sym, is_exe, &recipe->labels, diag);
 				if (!ret) {
 					recipe->form = forms[f];
-					goto otel;
+					return 0;
 				}
 				memset(&recipe->labels, 0, sizeof(recipe->labels));
 				if (ret == -EAGAIN || ret == -ESRCH)
-					goto otel;
+					return ret;
 				if (!first_err)
 					first_err = ret;
 			}
 		}
 	}
-	ret = first_err;
-	if (!ret && !diag->object[0]) {
-		if (skipped)
+	if (!first_err && !diag->object[0]) {
+		if (tp->skipped)
 			msg__set(diag->msg, sizeof(diag->msg),
 				 "no Custom Labels symbols (" SYM_VERSION
 				 ") in the mapped files inspected (%d not inspected, first: %s)",
-				 skipped, err);
+				 tp->skipped, tp->skip_err);
 		else
 			msg__set(diag->msg, sizeof(diag->msg),
 				 "no Custom Labels symbols (" SYM_VERSION
 				 ") in any mapped file: not linked with libcustomlabels, or "
 				 "the symbols are not exported");
 	}
+	return first_err;
+}
 
-otel:
-	if (ret == -ESRCH)
-		goto out_free;
-	oret = proc__resolve_otel(&p, main_program, &recipe->otel, diag);
-	/* either source found is a recipe; the OTel context's error counts when none is */
-	if (oret == -ESRCH || recipe->otel.access != LP_TLS_NONE)
-		ret = oret;
-	else if (recipe->form == LP_FORM_NONE && (!ret || ret == -ENOENT) && oret)
-		ret = oret;
+int tls_process__otel_thread(struct tls_process *tp, struct lp_tls_ref *ref,
+			     struct tls_diag *diag)
+{
+	return proc__resolve_otel(&tp->p, tp->main_program, ref, diag);
+}
 
-out_free:
+int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *recipe,
+			 struct tls_diag *diag)
+{
+	struct tls_process *tp;
+	struct tls_diag scratch;
+	int ret, oret;
+
+	memset(recipe, 0, sizeof(*recipe));
+	if (!diag)
+		diag = &scratch;
+	memset(diag, 0, sizeof(*diag));
+	ret = tls_process__open(cache, pid, NULL, &tp, diag);
+	if (ret)
+		return ret;
+	ret = tls_process__custom_labels(tp, recipe, diag);
+	if (ret != -ESRCH) {
+		oret = tls_process__otel_thread(tp, &recipe->otel, diag);
+		/* either source found is a recipe; the OTel context's error counts when none is */
+		if (oret == -ESRCH || recipe->otel.access != LP_TLS_NONE)
+			ret = oret;
+		else if (recipe->form == LP_FORM_NONE && (!ret || ret == -ENOENT) && oret)
+			ret = oret;
+	}
 	/* a Go program's goroutine labels, besides any custom labels (docs/design.md section 8) */
-	if (main_program && ret != -ESRCH)
-		golang__recipe(&main_program->info, &recipe->go, diag->go, sizeof(diag->go));
-	proc__free(&p);
+	if (tp->main_program && ret != -ESRCH)
+		golang__recipe(&tp->main_program->info, &recipe->go, diag->go, sizeof(diag->go));
+	tls_process__close(tp);
 	return ret;
 }

@@ -163,4 +163,26 @@ void tls_cache__stats(const struct tls_cache *cache, struct tls_cache_stats *sta
 int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *recipe,
 			 struct tls_diag *diag);
 
+/*
+ * The same in parts, for callers that read a process's maps once and hand
+ * them to each label source (registry/): open inspects the objects mapped
+ * in maps (a reference is taken; NULL: read /proc/PID/maps), then each
+ * source locates its own TLS symbol. Return values as above, per source;
+ * diag must be zeroed by the caller, each part fills its own fields.
+ */
+struct maps;
+struct tls_process;
+
+int tls_process__open(struct tls_cache *cache, int pid, struct maps *maps,
+		      struct tls_process **out, struct tls_diag *diag);
+void tls_process__close(struct tls_process *tp);
+/* Custom labels v1, else v0: recipe->form and recipe->labels. */
+int tls_process__custom_labels(struct tls_process *tp, struct lp_recipe *recipe,
+			       struct tls_diag *diag);
+/* The OTel thread context (otel_thread_ctx_v1): ref->access NONE when no object defines it. */
+int tls_process__otel_thread(struct tls_process *tp, struct lp_tls_ref *ref,
+			     struct tls_diag *diag);
+/* The main program's file info, or NULL when no mapped object is an executable. */
+const struct tls_file_info *tls_process__main_program(const struct tls_process *tp);
+
 #endif /* LABELPROF_TLS_H */

@@ -9,22 +9,10 @@
 
 #include "labelprof.h"
 #include "lib/hex.h"
-#include "lib/pairmap.h"
 #include "profile/otel_labels.h"
 
-/* What is known of one process's context. */
-struct otel_proc {
-	__u32 pid;
-	bool stale;		     /* a key index the map did not name: read again */
-	__u64 check_ns;		     /* when the context was last looked for or checked */
-	struct otel_ctx *ctx;	     /* NULL: none found */
-	struct profile_label *extra; /* the resource attributes as labels */
-	size_t nr_extra;
-};
-
 struct otel_labels {
-	struct pairmap procs;  /* pid -> otel_proc */
-	struct otel_proc *cur; /* the process of the record being resolved */
+	struct otel_labels_proc *single; /* the process of otel_labels__resolver */
 	/* Hex ids of the record being resolved (extra starts a record). */
 	char trace_hex[2 * LP_OTEL_TRACE_ID_LEN];
 	char span_hex[2 * LP_OTEL_SPAN_ID_LEN];
@@ -51,7 +39,12 @@ struct otel_labels *otel_labels__new(void)
 	return o;
 }
 
-static void proc_clear(struct otel_proc *p)
+void otel_labels__free(struct otel_labels *o)
+{
+	free(o);
+}
+
+void otel_labels__proc_clear(struct otel_labels_proc *p)
 {
 	otel_ctx__free(p->ctx);
 	free(p->extra);
@@ -60,40 +53,13 @@ static void proc_clear(struct otel_proc *p)
 	p->nr_extra = 0;
 }
 
-void otel_labels__free(struct otel_labels *o)
-{
-	size_t i;
-
-	if (!o)
-		return;
-	for (i = 0; i < o->procs.count; i++) {
-		proc_clear(o->procs.entries[i].val);
-		free(o->procs.entries[i].val);
-	}
-	pairmap__free(&o->procs);
-	free(o);
-}
-
-void otel_labels__forget(struct otel_labels *o, __u32 pid)
-{
-	struct otel_proc *p = pairmap__get(&o->procs, pid, 0);
-
-	if (!p)
-		return;
-	pairmap__del(&o->procs, pid, 0);
-	if (o->cur == p)
-		o->cur = NULL;
-	proc_clear(p);
-	free(p);
-}
-
 static size_t bounded_len(const char *s, size_t max)
 {
 	return strnlen(s, max);
 }
 
-/* Reads pid's context again: the labels it adds follow. */
-static void proc_read(struct otel_proc *p, __u64 now)
+/* Reads pid's context again (found in maps, NULL: read them): the labels it adds follow. */
+static void proc_read(struct otel_labels_proc *p, const struct maps *maps, __u64 now)
 {
 	struct otel_ctx *ctx = NULL;
 	__u64 addr;
@@ -101,9 +67,9 @@ static void proc_read(struct otel_proc *p, __u64 now)
 
 	p->check_ns = now;
 	p->stale = false;
-	if (otel_ctx__find(p->pid, &addr) || otel_ctx__read(p->pid, addr, &ctx, NULL, 0))
+	if (otel_ctx__find(p->pid, maps, &addr) || otel_ctx__read(p->pid, addr, &ctx, NULL, 0))
 		ctx = NULL;
-	proc_clear(p);
+	otel_labels__proc_clear(p);
 	p->ctx = ctx;
 	if (!ctx || !ctx->nr_resource)
 		return;
@@ -121,55 +87,49 @@ static void proc_read(struct otel_proc *p, __u64 now)
 	p->nr_extra = ctx->nr_resource;
 }
 
-/* pid's entry, its context read or checked if it is time to. */
-static struct otel_proc *proc_get(struct otel_labels *o, __u32 pid)
+void otel_labels__proc_init(struct otel_labels_proc *p, __u32 pid, const struct maps *maps)
 {
-	struct otel_proc *p = pairmap__get(&o->procs, pid, 0);
+	otel_labels__proc_clear(p);
+	p->pid = pid;
+	proc_read(p, maps, now_ns());
+}
+
+/* p's context checked, or read again, if it is time to. */
+static void proc_check(struct otel_labels_proc *p)
+{
 	__u64 now = now_ns(), published_at;
 
-	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (!p)
-			return NULL;
-		if (pairmap__put(&o->procs, pid, 0, p)) {
-			free(p);
-			return NULL;
-		}
-		p->pid = pid;
-		proc_read(p, now);
-		return p;
-	}
 	if (!p->ctx) {
 		if (now - p->check_ns >= OTEL_ABSENT_RECHECK_MS * 1000000ull)
-			proc_read(p, now);
+			proc_read(p, NULL, now);
 	} else if (p->stale) {
 		if (now - p->check_ns >= OTEL_REFRESH_MIN_MS * 1000000ull)
-			proc_read(p, now);
+			proc_read(p, NULL, now);
 	} else if (now - p->check_ns >= OTEL_RECHECK_MS * 1000000ull) {
 		/* a new publication (or none any more) changes the header */
-		if (otel_ctx__published_at(pid, p->ctx->addr, &published_at) ||
+		if (otel_ctx__published_at(p->pid, p->ctx->addr, &published_at) ||
 		    published_at != p->ctx->published_at_ns)
-			proc_read(p, now);
+			proc_read(p, NULL, now);
 		else
 			p->check_ns = now;
 	}
-	return p;
 }
 
-const struct otel_ctx *otel_labels__ctx(struct otel_labels *o, __u32 pid)
+const struct otel_ctx *otel_labels__proc_ctx(struct otel_labels_proc *p)
 {
-	struct otel_proc *p = proc_get(o, pid);
-
-	return p ? p->ctx : NULL;
+	proc_check(p);
+	return p->ctx;
 }
 
-static size_t resolve_extra(void *ctx, __u32 pid, const struct profile_label **labels)
+size_t otel_labels__extra(struct otel_labels_proc *p, const struct profile_label **labels)
 {
-	struct otel_labels *o = ctx;
-
-	o->cur = proc_get(o, pid);
-	*labels = o->cur ? o->cur->extra : NULL;
-	return o->cur ? o->cur->nr_extra : 0;
+	if (!p) {
+		*labels = NULL;
+		return 0;
+	}
+	proc_check(p);
+	*labels = p->extra;
+	return p->nr_extra;
 }
 
 static bool key_is(const struct profile_label *l, const char *key)
@@ -177,14 +137,12 @@ static bool key_is(const struct profile_label *l, const char *key)
 	return l->key_len == strlen(key) && !memcmp(l->key, key, l->key_len);
 }
 
-static void resolve_label(void *ctx, __u32 pid, struct profile_label *l)
+void otel_labels__label(struct otel_labels *o, struct otel_labels_proc *p,
+			struct profile_label *l)
 {
-	struct otel_labels *o = ctx;
-	struct otel_proc *p = o->cur;
 	const struct otel_ctx *c;
 	unsigned int idx;
 
-	(void)pid;
 	if (l->source != LP_SRC_OTEL_THREAD)
 		return;
 	if (l->key_len == 1) {
@@ -211,9 +169,23 @@ static void resolve_label(void *ctx, __u32 pid, struct profile_label *l)
 	}
 }
 
-void otel_labels__resolver(struct otel_labels *o, struct profile_resolver *r)
+static size_t single_extra(void *ctx, __u32 pid, const struct profile_label **labels)
 {
-	r->extra = resolve_extra;
-	r->label = resolve_label;
-	r->ctx = o;
+	struct otel_labels *o = ctx;
+
+	return otel_labels__extra(o->single->pid == pid ? o->single : NULL, labels);
+}
+
+static void single_label(void *ctx, __u32 pid, struct profile_label *l)
+{
+	struct otel_labels *o = ctx;
+
+	otel_labels__label(o, o->single->pid == pid ? o->single : NULL, l);
+}
+
+void otel_labels__resolver(struct otel_labels *o, struct otel_labels_proc *p,
+			   struct profile_resolver *r)
+{
+	o->single = p;
+	*r = (struct profile_resolver){.extra = single_extra, .label = single_label, .ctx = o};
 }

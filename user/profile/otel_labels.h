@@ -8,11 +8,14 @@
  * sample of the process (source LP_SRC_OTEL_PROCESS). A key index the map
  * does not name is written OTEL_UNNAMED_KEY_PREFIX and its number, and asks
  * for a new read of the context. Contexts are read once per process and
- * checked again at most every OTEL_RECHECK_MS. Not thread-safe.
+ * checked again at most every OTEL_RECHECK_MS. Whoever keeps a process's
+ * state (registry/) hands it in. Not thread-safe.
  */
 #ifndef LABELPROF_OTEL_LABELS_H
 #define LABELPROF_OTEL_LABELS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 #include "profile/profile.h"
@@ -26,18 +29,44 @@
 /* The soonest a context is read again after a key index it did not name. */
 #define OTEL_REFRESH_MIN_MS 100
 
+struct maps;
+
+/* What is known of one process's context; zeroed before first use. */
+struct otel_labels_proc {
+	__u32 pid;
+	bool stale;		     /* a key index the map did not name: read again */
+	__u64 check_ns;		     /* when the context was last looked for or checked */
+	struct otel_ctx *ctx;	     /* NULL: none found */
+	struct profile_label *extra; /* the resource attributes as labels */
+	size_t nr_extra;
+};
+
+/* The names every process's labels share (unnamed key indices, hex ids). */
 struct otel_labels;
 
 struct otel_labels *otel_labels__new(void);
 void otel_labels__free(struct otel_labels *o);
 
-/* Fills r with the resolver that profiles use (profile__set_resolver). */
-void otel_labels__resolver(struct otel_labels *o, struct profile_resolver *r);
+/*
+ * Reads pid's context (its mapping found in maps; NULL: in /proc/PID/maps),
+ * dropping what p held: a new process, or a new image after exec.
+ */
+void otel_labels__proc_init(struct otel_labels_proc *p, __u32 pid, const struct maps *maps);
+void otel_labels__proc_clear(struct otel_labels_proc *p);
+/* p's context, checked or read again when it is time to; NULL: none. */
+const struct otel_ctx *otel_labels__proc_ctx(struct otel_labels_proc *p);
 
-/* pid exec'd or exited: what was read of it is dropped. */
-void otel_labels__forget(struct otel_labels *o, __u32 pid);
+/*
+ * The two halves of a profile_resolver for a record of process p (NULL: a
+ * process without a context): the labels p adds to every record, then each
+ * OTel label named and its ids written in hex.
+ */
+size_t otel_labels__extra(struct otel_labels_proc *p, const struct profile_label **labels);
+void otel_labels__label(struct otel_labels *o, struct otel_labels_proc *p,
+			struct profile_label *l);
 
-/* pid's process context as last read, reading it now if it never was; NULL: none. */
-const struct otel_ctx *otel_labels__ctx(struct otel_labels *o, __u32 pid);
+/* A resolver for the records of process p alone (p must outlive its use). */
+void otel_labels__resolver(struct otel_labels *o, struct otel_labels_proc *p,
+			   struct profile_resolver *r);
 
 #endif /* LABELPROF_OTEL_LABELS_H */

@@ -550,15 +550,15 @@ int profile__add_sample(struct profile *p, const void *rec, size_t size)
 		h.status |= PROFILE_ST_DROPPED;
 	} else if (err) {
 		return err;
-	} else if (p->sym && sk.ulen) {
-		k.snapshot = symbolizer__observe_pid(p->sym, h.tgid);
+	} else if (p->resolver.snapshot && sk.ulen) {
+		k.snapshot = p->resolver.snapshot(p->resolver.ctx, h.tgid);
 	}
 	err = entry_add(p, &k, h.status, &created);
 	if (err == -ENOSPC)
 		p->st.dropped++;
 	if (err)
 		return err;
-	if (created && k.snapshot) {
+	if (created && k.snapshot && p->sym) {
 		const struct stack *s = &p->stacks[k.stack];
 
 		symbolizer__check_ips(p->sym, k.snapshot, s->ips + s->klen, s->ulen);

@@ -57,6 +57,11 @@ struct profile_label {
 struct profile_resolver {
 	size_t (*extra)(void *ctx, __u32 pid, const struct profile_label **labels);
 	void (*label)(void *ctx, __u32 pid, struct profile_label *l);
+	/*
+	 * The symbolizer snapshot of pid's current image, for records with a
+	 * user stack (NULL, or 0 returned: the stack stays unsymbolized).
+	 */
+	__u32 (*snapshot)(void *ctx, __u32 pid);
 	void *ctx;
 };
 

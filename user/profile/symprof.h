@@ -216,6 +216,7 @@ struct symprof_build_opts {
 	__u64 duration_ns;
 	const struct lp_counters *counters; /* NULL: zeros */
 	__u64 unwind_misses;
+	bool containers; /* processes get their container id and pod uid (sp_process) */
 };
 
 /*

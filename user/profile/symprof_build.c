@@ -13,12 +13,14 @@
 #include "lib/array.h"
 #include "lib/pairmap.h"
 #include "profile/profile.h"
+#include "proc/container.h"
 #include "symbolize/symbols.h"
 #include "profile/symprof.h"
 
 struct builder {
 	struct symprof *sp;
 	struct symbolizer *sym;
+	bool containers;
 	/* ids (never 0) stored as pointers */
 	struct pairmap stacks;	  /* (profile stack id, snapshot) -> stack id */
 	struct pairmap locations; /* (address, snapshot << 1 | return address) -> location id */
@@ -137,17 +139,24 @@ static __u32 build_stack(struct builder *b, const struct profile_sample *s)
 	return id;
 }
 
-/* The process's name and executable, captured while it lived. */
+/* The process's name, executable and container, captured while it lived. */
 static void add_process(struct builder *b, const struct profile_sample *s)
 {
 	struct sp_process proc = {.pid = s->pid};
 	const char *exe = NULL, *comm = NULL;
+	const struct container_info *ci;
 
 	if (symprof__process(b->sp, s->pid))
 		return;
 	if (b->sym && s->snapshot && !symbolizer__process(b->sym, s->snapshot, &exe, &comm)) {
 		proc.executable = symprof__cstring(b->sp, exe);
 		proc.name = symprof__cstring(b->sp, comm);
+	}
+	ci = b->containers && b->sym && s->snapshot ? symbolizer__container(b->sym, s->snapshot)
+						       : NULL;
+	if (ci) {
+		proc.container_id = symprof__cstring(b->sp, ci->id[0] ? ci->id : NULL);
+		proc.pod_uid = symprof__cstring(b->sp, ci->pod_uid[0] ? ci->pod_uid : NULL);
 	}
 	if (symprof__set_process(b->sp, &proc))
 		b->sp->error = -ENOMEM;
@@ -180,7 +189,7 @@ static int add_sample(const struct profile_sample *s, void *ctx)
 struct symprof *symprof__from_profile(const struct profile *p, struct symbolizer *sym,
 				      const struct symprof_build_opts *opts)
 {
-	struct builder b = {.sym = sym};
+	struct builder b = {.sym = sym, .containers = opts && opts->containers};
 	struct profile_stats st;
 	struct utsname u;
 

@@ -7,11 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sampling/procs.h"
-#include "profile/otel_labels.h"
+#include "proc/stat.h"
 #include "profile/profile.h"
+#include "registry/registry.h"
 #include "sampling/session.h"
 #include "symbolize/symbols.h"
+#include "unwind/unwind.h"
 
 static int on_record(void *ctx, const void *data, size_t size)
 {
@@ -30,26 +31,11 @@ static int on_record(void *ctx, const void *data, size_t size)
 			s->bad_records++;
 		return 0;
 	}
-	if (size < sizeof(*pe)) {
-		s->bad_records++;
-		return 0;
-	}
-	procs__handle_event(s->procs, pe);
-	/* a new image publishes its own process context, if any */
-	if (h->type == LP_EVENT_EXEC || h->type == LP_EVENT_EXIT)
-		otel_labels__forget(s->otel, pe->tgid);
-	if (h->type == LP_EVENT_EXEC) {
-		/* read the new memory map now: a short-lived process may be gone soon */
-		symbolizer__pid_exec(s->symbolizer, pe->tgid);
-		symbolizer__observe_pid(s->symbolizer, pe->tgid);
-	} else if (h->type == LP_EVENT_EXEC_MAP) {
-		symbolizer__pid_mapped(s->symbolizer, pe->tgid);
-	} else if (h->type == LP_EVENT_EXIT) {
-		symbolizer__pid_exit(s->symbolizer, pe->tgid);
+	registry__handle_record(s->registry, data, size);
+	if (h->type == LP_EVENT_EXIT && size >= sizeof(*pe))
 		for (i = 0; i < s->target_count; i++)
 			if (s->targets[i] == (pid_t)pe->tgid)
 				s->target_exited = true;
-	}
 	return 0;
 }
 
@@ -60,10 +46,25 @@ static struct profile *new_profile(struct session *s)
 	struct profile *p = profile__new(s->symbolizer, &po);
 
 	if (p) {
-		otel_labels__resolver(s->otel, &r);
+		registry__resolver(s->registry, &r);
 		profile__set_resolver(p, &r);
 	}
 	return p;
+}
+
+static int set_recipe(void *ctx, pid_t pid, const struct lp_recipe *recipe)
+{
+	return sampler__set_recipe(ctx, pid, recipe);
+}
+
+static __u64 exec_seq(void *ctx, pid_t pid)
+{
+	return sampler__exec_seq(ctx, pid);
+}
+
+static bool samples(void *ctx, pid_t pid)
+{
+	return sampler__samples_tgid(ctx, pid);
 }
 
 /* Process-wide, as signals are. */
@@ -92,7 +93,7 @@ static int check_targets(const struct sampler_opts *o, char *err, size_t err_len
 	size_t i;
 
 	for (i = 0; i < o->pid_count; i++) {
-		tgid = procs__tgid(o->pids[i]);
+		tgid = proc_tgid(o->pids[i]);
 		if (tgid == -ESRCH) {
 			snprintf(err, err_len, "no such process: %d", o->pids[i]);
 			return -ESRCH;
@@ -116,8 +117,9 @@ struct session *session__begin(const struct sampler_opts *sampler, const struct 
 {
 	static const struct session_opts defaults;
 	struct session *s = NULL;
+	struct unwind_maps um;
 	struct sym_frame f;
-	size_t i;
+	int ret;
 
 	if (!opts)
 		opts = &defaults;
@@ -136,30 +138,45 @@ struct session *session__begin(const struct sampler_opts *sampler, const struct 
 	}
 	s->symbolizer =
 		symbolizer__new(&(struct symbolizer_opts){.max_symbol_bytes = opts->symbol_memory});
-	s->otel = otel_labels__new();
-	s->profile = s->symbolizer && s->otel ? new_profile(s) : NULL;
-	if (!s->profile) {
+	if (!s->symbolizer) {
 		snprintf(err, err_len, "out of memory");
 		goto out_close;
 	}
 	s->sampler = sampler__open(sampler, on_record, s, err, err_len);
 	if (!s->sampler)
 		goto out_close;
-	s->procs = procs__new(s->sampler, sampler->max_processes, sampler->verbose);
-	if (!s->procs) {
+	if (!sampler__unwind_maps(s->sampler, &um)) {
+		s->unwind = unwind__new(&um, sampler->verbose);
+		if (!s->unwind) {
+			snprintf(err, err_len, "out of memory");
+			goto out_close;
+		}
+	}
+	s->registry = registry__new(
+		&(struct registry_opts){
+			.target = {set_recipe, exec_seq, samples, s->sampler},
+			.symbolizer = s->symbolizer,
+			.unwind = s->unwind,
+			.max_processes = sampler->max_processes,
+			.verbose = sampler->verbose,
+		},
+		&ret);
+	if (!s->registry) {
+		snprintf(err, err_len, "cannot start the process registry: %s", strerror(-ret));
+		goto out_close;
+	}
+	s->profile = new_profile(s);
+	if (!s->profile) {
 		snprintf(err, err_len, "out of memory");
 		goto out_close;
 	}
 	if (opts->preload_kernel_symbols && sampler->kernel_stacks)
 		symbolizer__resolve_kernel(s->symbolizer, 0, 0, &f);
 	install_stop_signals(opts->stop_signals);
-	procs__scan(s->procs, s->targets, s->target_count);
-	/*
-	 * The maps of a process named on the command line are read now, not at
-	 * its first sample, which is handled later and may see another image.
-	 */
-	for (i = 0; i < s->target_count; i++)
-		symbolizer__observe_pid(s->symbolizer, s->targets[i]);
+	registry__scan(s->registry, s->targets, s->target_count);
+	/* what runs already is unwound from the first sample */
+	if (s->unwind)
+		unwind__wait_idle(s->unwind);
 	if (sampler__start(s->sampler, err, err_len))
 		goto out_close;
 	return s;
@@ -169,7 +186,7 @@ out_close:
 	return NULL;
 }
 
-bool session__stop_requested(const struct session *s)
+bool session__stop_requested(void)
 {
 	return stop_requested;
 }
@@ -180,13 +197,13 @@ int session__poll(struct session *s, int timeout_ms)
 	 * Follow-up inspections after an exec are due within milliseconds, while
 	 * samples alone do not wake this loop (sampling/ringreader.c).
 	 */
-	int due_ms = procs__next_due_ms(s->procs), err;
+	int due_ms = registry__next_due_ms(s->registry), err;
 
 	if (due_ms >= 0 && (timeout_ms < 0 || due_ms < timeout_ms))
 		timeout_ms = due_ms;
 	err = sampler__poll(s->sampler, timeout_ms);
 
-	procs__tick(s->procs);
+	registry__tick(s->registry);
 	return err < 0 ? err : 0;
 }
 
@@ -216,10 +233,10 @@ void session__close(struct session *s)
 {
 	if (!s)
 		return;
-	procs__free(s->procs);
-	sampler__close(s->sampler);
 	profile__free(s->profile);
+	registry__free(s->registry);
+	unwind__free(s->unwind);
+	sampler__close(s->sampler);
 	symbolizer__free(s->symbolizer);
-	otel_labels__free(s->otel);
 	free(s);
 }

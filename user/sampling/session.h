@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * A sampling session: the sampler, the process tracker, the symbolizer and
- * the profile being filled, wired together the same way for every command
- * that samples (record, top, agent). Records from the ring buffer are
- * aggregated into the current profile; process events go to the tracker and
- * the symbolizer.
+ * A sampling session: the sampler, the process registry, the symbolizer,
+ * the unwind tables and the profile being filled, wired together the same
+ * way for every command that samples (record, top, agent). Records from the
+ * ring buffer are aggregated into the current profile; every other record
+ * goes to the registry.
  */
 #ifndef LABELPROF_SESSION_H
 #define LABELPROF_SESSION_H
@@ -16,17 +16,17 @@
 #include "sampling/sampler.h"
 
 struct labelsel;
-struct otel_labels;
 struct profile;
-struct procs;
+struct registry;
 struct symbolizer;
+struct unwind;
 
 struct session {
 	struct sampler *sampler;
-	struct procs *procs;
+	struct registry *registry; /* every process the session knows */
 	struct symbolizer *symbolizer;
+	struct unwind *unwind;	  /* NULL: frame pointers only */
 	struct profile *profile;  /* filled until session__take_profile */
-	struct otel_labels *otel; /* names the OpenTelemetry labels of every profile */
 	__u64 received;		  /* sample records, since the session opened */
 	__u64 bad_records;	  /* records too short or malformed */
 	/* One of sampler_opts.pids exited since the flag was last cleared. */
@@ -64,7 +64,7 @@ struct session_opts {
 struct session *session__begin(const struct sampler_opts *sampler, const struct session_opts *opts,
 			       char *err, size_t err_len);
 /* Whether a stop signal came since the first session__begin (signals are process-wide). */
-bool session__stop_requested(const struct session *s);
+bool session__stop_requested(void);
 /* Waits up to timeout_ms for records and handles them. Returns 0 or -errno. */
 int session__poll(struct session *s, int timeout_ms);
 /*

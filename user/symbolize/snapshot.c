@@ -48,6 +48,7 @@ static void snapshot_read_identity(struct snapshot *s)
 
 	s->identity_read = true;
 	s->uid = s->euid = UINT32_MAX;
+	container__read(s->pid, &s->container);
 	snprintf(path, sizeof(path), "/proc/%u/status", s->pid);
 	fp = fopen(path, "re");
 	if (fp) {
@@ -99,17 +100,8 @@ static void snapshot_release_files(struct symbolizer *sym, struct snapshot *s)
 	s->maps = NULL;
 }
 
-void snapshot__detach(struct symbolizer *sym, struct snapshot *s)
-{
-	if (!s->attached)
-		return;
-	pairmap__del(&sym->pids, s->pid, 0);
-	s->attached = false;
-}
-
 void snapshot__free(struct symbolizer *sym, struct snapshot *s)
 {
-	snapshot__detach(sym, s);
 	pairmap__del(&sym->snaps, s->id, 0);
 	list__del(&s->node);
 	snapshot_release_files(sym, s);
@@ -139,15 +131,20 @@ static bool same_image(const struct maps *old, const struct maps *now)
 	       e->dev_major == first->dev_major && e->dev_minor == first->dev_minor;
 }
 
-/* Reads pid's maps into s, replacing what s had unless the process has exec'd since. */
-int snapshot__read(struct symbolizer *sym, struct snapshot *s)
+/*
+ * Takes the executable mappings of maps (NULL: reads pid's) into s, replacing
+ * what s had unless the process has exec'd since.
+ */
+int snapshot__read(struct symbolizer *sym, struct snapshot *s, const struct maps *maps)
 {
 	struct sym_file **files;
 	struct maps *m;
 	size_t i, n;
 	int err;
 
-	err = maps__read(s->pid, MAPS_EXEC_ONLY, &m);
+	if (!maps)
+		sym->st.maps_reads++;
+	err = maps ? maps__exec_only(maps, &m) : maps__read(s->pid, MAPS_EXEC_ONLY, &m);
 	if (err) {
 		sym->st.snapshot_failures++;
 		return err;
@@ -195,7 +192,7 @@ void snapshot__enforce_limits(struct symbolizer *sym, struct snapshot *keep)
 	}
 }
 
-struct snapshot *snapshot__new(struct symbolizer *sym, __u32 pid)
+struct snapshot *snapshot__new(struct symbolizer *sym, __u32 pid, const struct maps *maps)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
 
@@ -210,16 +207,11 @@ struct snapshot *snapshot__new(struct symbolizer *sym, __u32 pid)
 		free(s);
 		return NULL;
 	}
-	if (pairmap__put(&sym->pids, pid, 0, s)) {
-		pairmap__del(&sym->snaps, s->id, 0);
-		free(s);
-		return NULL;
-	}
 	s->attached = true;
 	list__add(&sym->snap_lru, &s->node);
 	sym->st.snapshots++;
 	s->refresh_backoff_ns = REFRESH_MIN_NS;
-	if (snapshot__read(sym, s))
+	if (snapshot__read(sym, s, maps))
 		s->refresh_at_ns = now_ns() + REFRESH_MIN_NS;
 	snapshot__enforce_limits(sym, s);
 	return s;

@@ -411,7 +411,6 @@ void symbolizer__free(struct symbolizer *sym)
 	while (!list__empty(&sym->snap_lru))
 		snapshot__free(sym, container_of(sym->snap_lru.next, struct snapshot, node));
 	file_free(sym, sym->vdso);
-	pairmap__free(&sym->pids);
 	pairmap__free(&sym->snaps);
 	pairmap__free(&sym->files);
 	free(sym->kernel.syms);
@@ -419,39 +418,39 @@ void symbolizer__free(struct symbolizer *sym)
 	free(sym);
 }
 
-__u32 symbolizer__observe_pid(struct symbolizer *sym, __u32 pid)
+__u32 symbolizer__snapshot(struct symbolizer *sym, __u32 pid, const struct maps *maps)
 {
-	struct snapshot *s = pairmap__get(&sym->pids, pid, 0);
+	struct snapshot *s = snapshot__new(sym, pid, maps);
 
-	if (s) {
-		list__touch(&sym->snap_lru, &s->node);
-		return s->id;
-	}
-	s = snapshot__new(sym, pid);
 	return s ? s->id : 0;
 }
 
-void symbolizer__pid_exec(struct symbolizer *sym, __u32 pid)
+bool symbolizer__snapshot_current(struct symbolizer *sym, __u32 snapshot)
 {
-	struct snapshot *s = pairmap__get(&sym->pids, pid, 0);
+	struct snapshot *s = pairmap__get(&sym->snaps, snapshot, 0);
+
+	if (!s || !s->attached)
+		return false;
+	list__touch(&sym->snap_lru, &s->node);
+	return true;
+}
+
+void symbolizer__snapshot_end(struct symbolizer *sym, __u32 snapshot)
+{
+	struct snapshot *s = pairmap__get(&sym->snaps, snapshot, 0);
 
 	if (s)
-		snapshot__detach(sym, s);
+		s->attached = false;
 }
 
-void symbolizer__pid_exit(struct symbolizer *sym, __u32 pid)
+void symbolizer__snapshot_update(struct symbolizer *sym, __u32 snapshot, const struct maps *maps)
 {
-	symbolizer__pid_exec(sym, pid);
-}
+	struct snapshot *s = pairmap__get(&sym->snaps, snapshot, 0);
 
-void symbolizer__pid_mapped(struct symbolizer *sym, __u32 pid)
-{
-	struct snapshot *s = pairmap__get(&sym->pids, pid, 0);
-
-	if (!s)
+	if (!s || !s->attached)
 		return;
 	sym->st.refreshes++;
-	if (!snapshot__read(sym, s))
+	if (!snapshot__read(sym, s, maps))
 		s->refresh_backoff_ns = REFRESH_MIN_NS;
 	snapshot__enforce_limits(sym, s);
 }
@@ -487,7 +486,7 @@ void symbolizer__check_ips(struct symbolizer *sym, __u32 snapshot, const __u64 *
 	if (now < s->refresh_at_ns)
 		return;
 	sym->st.refreshes++;
-	if (!snapshot__read(sym, s) && maps__find(s->maps, missing)) {
+	if (!snapshot__read(sym, s, NULL) && maps__find(s->maps, missing)) {
 		s->refresh_backoff_ns = REFRESH_MIN_NS;
 	} else if (s->refresh_backoff_ns < REFRESH_MAX_NS) {
 		/* Garbage addresses from frame-pointer-less code look the same: back off. */
@@ -520,6 +519,13 @@ int symbolizer__process(struct symbolizer *sym, __u32 snapshot, const char **exe
 	if (comm)
 		*comm = s && s->comm[0] ? s->comm : NULL;
 	return s ? 0 : -ENOENT;
+}
+
+const struct container_info *symbolizer__container(struct symbolizer *sym, __u32 snapshot)
+{
+	struct snapshot *s = pairmap__get(&sym->snaps, snapshot, 0);
+
+	return s ? &s->container : NULL;
 }
 
 /*

@@ -126,6 +126,7 @@ struct symbolizer_stats {
 	__u64 dwarf_opens;	 /* DWARF handles opened, again after eviction too */
 	__u64 snapshot_failures; /* /proc/PID/maps could not be read */
 	__u64 refreshes;	 /* snapshots re-read: an address in no mapping, or code mapped */
+	__u64 maps_reads;	 /* memory maps read here, not handed in (symbolizer__snapshot) */
 	__u64 other_images;	 /* re-reads dropped: the process runs another image since */
 	__u64 evictions;	 /* snapshots, symbol tables, DWARF dropped to stay within limits */
 	__u64 file_failures;	 /* mapped files that could not be opened or parsed */
@@ -138,22 +139,30 @@ struct symbolizer_stats {
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
 void symbolizer__free(struct symbolizer *sym);
 
+struct maps;
+
 /*
- * The snapshot id of pid's current address space, taking the snapshot when
- * the pid is new (or exec'd or exited since). Cheap for a known pid. Never 0:
- * a process whose maps cannot be read gets an empty snapshot (retried later).
+ * A new snapshot of pid's address space: the executable mappings of maps
+ * (NULL: /proc/PID/maps read now). The caller keeps the id for pid's samples
+ * (registry/). Never 0 but on allocation failure: a process whose maps cannot
+ * be read gets an empty snapshot (retried later).
  */
-__u32 symbolizer__observe_pid(struct symbolizer *sym, __u32 pid);
-/* pid exec'd: its next observation takes a new snapshot. */
-void symbolizer__pid_exec(struct symbolizer *sym, __u32 pid);
-/* pid exited: the pid may be reused by another process. */
-void symbolizer__pid_exit(struct symbolizer *sym, __u32 pid);
+__u32 symbolizer__snapshot(struct symbolizer *sym, __u32 pid, const struct maps *maps);
 /*
- * pid mapped or unmapped code: its snapshot, if any, is read again now
- * (unless the process runs another image since), not when an address is
- * found in no mapping, which may be after the process has exec'd.
+ * Whether snapshot is still its process's current image (marking it used):
+ * false once ended, or evicted to stay within the limits.
  */
-void symbolizer__pid_mapped(struct symbolizer *sym, __u32 pid);
+bool symbolizer__snapshot_current(struct symbolizer *sym, __u32 snapshot);
+/*
+ * The process mapped or unmapped code: the snapshot takes maps (NULL: reads
+ * them), unless the process runs another image since.
+ */
+void symbolizer__snapshot_update(struct symbolizer *sym, __u32 snapshot, const struct maps *maps);
+/*
+ * The process exec'd or exited (its pid may be reused): the snapshot keeps
+ * resolving the samples taken before, until symbolizer__release_unused.
+ */
+void symbolizer__snapshot_end(struct symbolizer *sym, __u32 snapshot);
 /*
  * Tells the symbolizer which user addresses a snapshot must resolve. If one
  * lies in no known mapping (a library loaded since the snapshot), the
@@ -169,6 +178,9 @@ void symbolizer__check_ips(struct symbolizer *sym, __u32 snapshot, const __u64 *
  */
 int symbolizer__process(struct symbolizer *sym, __u32 snapshot, const char **executable,
 			const char **comm);
+struct container_info;
+/* The container of a snapshot's process, read with its identity; NULL: unknown snapshot. */
+const struct container_info *symbolizer__container(struct symbolizer *sym, __u32 snapshot);
 /*
  * Frees the snapshots no live pid uses any more (processes that exited or
  * exec'd). Call after writing the profile that needed them.

@@ -16,6 +16,7 @@
 #include "lib/elf.h"
 #include "lib/list.h"
 #include "lib/pairmap.h"
+#include "proc/container.h"
 #include "proc/maps.h"
 #include "symbolize/symbols.h"
 
@@ -109,7 +110,7 @@ struct perf_map {
 struct snapshot {
 	__u32 id;
 	__u32 pid;
-	bool attached; /* the pid's current snapshot */
+	bool attached; /* the current image of its process (symbolizer__snapshot_end) */
 	struct maps *maps;
 	struct sym_file **files; /* parallel to the maps entries; NULL when not a file */
 	struct list node;
@@ -120,6 +121,7 @@ struct snapshot {
 	char *exe;
 	char comm[16];
 	__u32 uid, euid;
+	struct container_info container;
 	struct perf_map jit;
 };
 
@@ -142,7 +144,6 @@ struct kallsyms {
 
 struct symbolizer {
 	struct symbolizer_opts opts;
-	struct pairmap pids;  /* pid -> attached snapshot */
 	struct pairmap snaps; /* id -> snapshot */
 	struct pairmap files; /* (dev, ino) -> sym_file */
 	struct list snap_lru;
@@ -207,10 +208,9 @@ bool perf_map__is_jit(const struct maps_entry *e);
 
 /* Snapshots of processes (snapshot.c). */
 void snapshot__free(struct symbolizer *sym, struct snapshot *s);
-void snapshot__detach(struct symbolizer *sym, struct snapshot *s);
-int snapshot__read(struct symbolizer *sym, struct snapshot *s);
+int snapshot__read(struct symbolizer *sym, struct snapshot *s, const struct maps *maps);
 void snapshot__enforce_limits(struct symbolizer *sym, struct snapshot *keep);
-struct snapshot *snapshot__new(struct symbolizer *sym, __u32 pid);
+struct snapshot *snapshot__new(struct symbolizer *sym, __u32 pid, const struct maps *maps);
 
 /* Kernel symbols (kallsyms.c). */
 void kallsyms__build_id(struct kallsyms *k);

@@ -57,6 +57,7 @@ enum request_kind { REQUEST_UPDATE, REQUEST_FORGET };
 struct request {
 	pid_t pid;
 	enum request_kind kind;
+	struct maps *maps; /* REQUEST_UPDATE: a reference to the process's maps */
 };
 
 struct unwind {
@@ -150,6 +151,8 @@ void unwind__free(struct unwind *u)
 		pthread_mutex_unlock(&u->lock);
 		pthread_join(u->worker, NULL);
 	}
+	for (i = 0; i < u->queued; i++)
+		maps__free(u->queue[i].maps);
 	free(u->queue);
 	pthread_mutex_destroy(&u->lock);
 	pthread_cond_destroy(&u->wake);
@@ -514,10 +517,9 @@ static bool runs_us(pid_t pid)
 	       self.st_dev == other.st_dev && self.st_ino == other.st_ino;
 }
 
-static int update_process(struct unwind *u, pid_t pid)
+static int update_process(struct unwind *u, pid_t pid, const struct maps *m)
 {
 	struct lp_unwind_proc *v = &u->proc;
-	struct maps *m;
 	__u32 key = pid;
 	size_t i;
 	int ret;
@@ -525,9 +527,6 @@ static int update_process(struct unwind *u, pid_t pid)
 	/* its exec brings the inspection that matters */
 	if (runs_us(pid))
 		return 0;
-	ret = maps__read(pid, MAPS_EXEC_ONLY, &m);
-	if (ret)
-		return ret;
 	u->clock++;
 	v->count = 0;
 	for (i = 0; i < maps__count(m) && v->count < LP_UNWIND_MAX_MAPS; i++) {
@@ -536,6 +535,8 @@ static int update_process(struct unwind *u, pid_t pid)
 		struct uobj *o;
 		__u64 bias;
 
+		if (!(e->prot & MAPS_PROT_EXEC))
+			continue;
 		if (e->kind == MAPS_VDSO) {
 			o = vdso_object(u);
 			if (o && e->end - e->start != u->vdso_size)
@@ -562,7 +563,6 @@ static int update_process(struct unwind *u, pid_t pid)
 			.start = e->start, .end = e->end, .bias = bias, .object = o->id};
 		v->count++;
 	}
-	maps__free(m);
 	ret = bpf_map_update_elem(u->maps.procs, &key, v, BPF_ANY) ? -errno : 0;
 	if (!ret)
 		u->st.processes++;
@@ -578,7 +578,7 @@ static void handle(struct unwind *u, const struct request *r)
 		bpf_map_delete_elem(u->maps.procs, &key);
 		return;
 	}
-	err = update_process(u, r->pid);
+	err = update_process(u, r->pid, r->maps);
 	if (err && err != -ESRCH && err != -ENOENT && u->verbose)
 		fprintf(stderr, "labelprof: pid %d: no unwind tables: %s\n", r->pid, strerror(-err));
 }
@@ -610,8 +610,11 @@ static void *work(void *arg)
 		u->busy = true;
 		pthread_mutex_unlock(&u->lock);
 
-		for (i = 0; i < n && !__atomic_load_n(&u->stopping, __ATOMIC_RELAXED); i++)
-			handle(u, &batch[i]);
+		for (i = 0; i < n; i++) {
+			if (!__atomic_load_n(&u->stopping, __ATOMIC_RELAXED))
+				handle(u, &batch[i]);
+			maps__free(batch[i].maps);
+		}
 
 		pthread_mutex_lock(&u->lock);
 		u->published = u->st;
@@ -623,37 +626,41 @@ static void *work(void *arg)
 	return NULL;
 }
 
-static int enqueue(struct unwind *u, pid_t pid, enum request_kind kind)
+static int enqueue(struct unwind *u, pid_t pid, enum request_kind kind, struct maps *maps)
 {
 	size_t i;
 	int ret = 0;
 
 	pthread_mutex_lock(&u->lock);
-	/* an update not yet started reads the maps as they will be: one is enough */
+	/* an update not yet started takes the newer maps: one is enough */
 	for (i = u->queued; i-- > 0;)
 		if (u->queue[i].pid == pid)
 			break;
-	if (kind == REQUEST_UPDATE && i < u->queued && u->queue[i].kind == REQUEST_UPDATE)
+	if (kind == REQUEST_UPDATE && i < u->queued && u->queue[i].kind == REQUEST_UPDATE) {
+		maps__free(u->queue[i].maps);
+		u->queue[i].maps = maps__get(maps);
 		goto out;
+	}
 	if (ARRAY_RESERVE(u->queue, u->queue_cap, u->queued + 1)) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	u->queue[u->queued++] = (struct request){.pid = pid, .kind = kind};
+	u->queue[u->queued++] =
+		(struct request){.pid = pid, .kind = kind, .maps = maps ? maps__get(maps) : NULL};
 	pthread_cond_signal(&u->wake);
 out:
 	pthread_mutex_unlock(&u->lock);
 	return ret;
 }
 
-int unwind__queue_update(struct unwind *u, pid_t pid)
+int unwind__queue_update(struct unwind *u, pid_t pid, struct maps *maps)
 {
-	return enqueue(u, pid, REQUEST_UPDATE);
+	return enqueue(u, pid, REQUEST_UPDATE, maps);
 }
 
 int unwind__queue_forget(struct unwind *u, pid_t pid)
 {
-	return enqueue(u, pid, REQUEST_FORGET);
+	return enqueue(u, pid, REQUEST_FORGET, NULL);
 }
 
 void unwind__wait_idle(struct unwind *u)

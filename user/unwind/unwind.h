@@ -47,11 +47,15 @@ struct unwind;
 struct unwind *unwind__new(const struct unwind_maps *maps, bool verbose);
 void unwind__free(struct unwind *u);
 
+struct maps;
+
 /*
- * Asks for the tables of pid's executable mappings and its mapping list, read
- * when the unwind thread comes to it: 0, or -ENOMEM.
+ * Asks for the tables of the executable mappings in maps, pid's, and its
+ * mapping list in BPF, made when the unwind thread comes to it (it takes a
+ * reference to maps; a newer request replaces one still waiting): 0, or
+ * -ENOMEM.
  */
-int unwind__queue_update(struct unwind *u, pid_t pid);
+int unwind__queue_update(struct unwind *u, pid_t pid, struct maps *maps);
 /* Asks to drop pid's mapping list (the process exited), after what was asked before. */
 int unwind__queue_forget(struct unwind *u, pid_t pid);
 /* Waits until every request so far is handled. */

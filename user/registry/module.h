@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The interface between the process registry and what learns something from
+ * a process (docs/design.md section 2): label sources (custom labels, the
+ * OpenTelemetry contexts, Go labels), the unwind tables, the symbolizer and,
+ * later, language runtimes. The registry reads a process's memory map once
+ * per event and hands the same view to every module; each module recognises
+ * the process, fills its part of the BPF recipe, and forgets the process
+ * when its image ends. A module keeps no pid table: its per-process state is
+ * a block the registry allocates and passes in.
+ */
+#ifndef LABELPROF_REGISTRY_MODULE_H
+#define LABELPROF_REGISTRY_MODULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "labelprof.h"
+
+struct maps;
+struct profile_label;
+struct registry;
+struct symbolizer;
+struct tls_diag;
+struct tls_process;
+struct unwind;
+
+/* Why a process is inspected. */
+enum proc_cause {
+	PROC_SCAN = 0,	       /* running when sampling started */
+	PROC_EXEC = 1,	       /* a new image */
+	PROC_UNKNOWN = 2,      /* a sample came without a recipe, or without labels */
+	PROC_MAPPED = 3,       /* code was mapped or unmapped since the last inspection */
+	PROC_FOLLOW_UP = 4,    /* after an exec or a hint, while a label library may be loading */
+	PROC_FIRST_SAMPLE = 5, /* a sample of a process not known yet (a forked child) */
+};
+
+/* How a process's image ends. */
+enum proc_end {
+	PROC_END_EXEC = 0, /* it exec'd: the next inspection sees the new image */
+	PROC_END_EXIT = 1, /* it exited: its pid may be reused */
+};
+
+/* One inspection of one process. */
+struct proc_view {
+	pid_t pid;
+	enum proc_cause cause;
+	struct maps *maps; /* every mapping, read once for this inspection (maps__get to keep) */
+	__u64 exec_seq;	   /* the exec count BPF had when the maps were read */
+	__u64 exec_vm;	   /* pages of executable mappings then (mm->exec_vm); 0: unknown */
+	bool sampled;	   /* the sampler's filter takes this process */
+	bool named;	   /* named to the registry's scan (record -p) */
+	/* private: registry__tls */
+	struct registry *registry;
+	struct tls_process *tls;
+	int tls_err;
+	bool tls_tried;
+};
+
+/* What an inspection found: OR'd into the non-negative value inspect returns. */
+enum proc_found {
+	PROC_LABELS = 1 << 0,  /* the process publishes labels this module reads */
+	PROC_SETTLED = 1 << 1, /* ... for good: no follow-up inspection is needed */
+	/*
+	 * Not done: what the module reads may change without new code mapped,
+	 * so the process's samples keep asking (its recipe is not quiet).
+	 */
+	PROC_PENDING = 1 << 2,
+};
+
+/* What a module may use, for the life of the registry. */
+struct registry_env {
+	struct registry *registry;
+	struct symbolizer *symbolizer; /* NULL: no symbolization */
+	struct unwind *unwind;	       /* NULL: frame pointers only */
+	bool verbose;
+};
+
+struct proc_module {
+	const char *name;
+	size_t state_size; /* per-process state, zeroed when the process is first seen */
+	/* Module-wide state in *mod. 0, -ENODEV when it has no part in this session, -errno. */
+	int (*open)(const struct registry_env *env, void **mod);
+	void (*close)(void *mod);
+	/*
+	 * Looks at v and fills this module's part of recipe (which starts empty
+	 * at every inspection). Returns enum proc_found flags, or -errno:
+	 * -ESRCH (the process is gone), -EAGAIN (not ready: a follow-up will
+	 * look again), others are counted as errors.
+	 */
+	int (*inspect)(void *mod, void *state, struct proc_view *v, struct lp_recipe *recipe);
+	/* The process's image ended (may be NULL). State is freed after PROC_END_EXIT. */
+	void (*end)(void *mod, void *state, pid_t pid, enum proc_end how);
+
+	/* Optional, for the profile's resolver (profile/profile.h). */
+	size_t (*extra_labels)(void *mod, void *state, const struct profile_label **labels);
+	void (*label)(void *mod, void *state, struct profile_label *l);
+	/* The symbolizer snapshot of the process's current image; 0: none. */
+	__u32 (*snapshot)(void *mod, void *state, pid_t pid);
+
+	/* Records of this type (enum lp_event_type) that the module handles; 0: none. */
+	__u32 record_type;
+	void (*handle_record)(void *mod, const void *rec, size_t size);
+};
+
+/*
+ * The mapped ELF objects of v's process as the label sources see them
+ * (proc/tls.h), inspected once per view and once per file; NULL with *err
+ * set when they cannot be read. diag is the view's shared diagnosis.
+ */
+struct tls_process *registry__tls(struct proc_view *v, struct tls_diag **diag, int *err);
+
+/* The modules every session has, in order (registry/modules.c). */
+extern const struct proc_module *const registry_modules[];
+
+#endif /* LABELPROF_REGISTRY_MODULE_H */

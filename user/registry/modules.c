@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The modules of every session, in the order they see a process: the label
+ * sources in their order of precedence (which the profile applies,
+ * docs/design.md section 1), then the unwind tables and the symbolizer. A new
+ * source or runtime is one more module here.
+ */
+#include <stddef.h>
+
+#include "registry/module.h"
+
+extern const struct proc_module custom_labels_module;
+extern const struct proc_module otel_thread_module;
+extern const struct proc_module go_labels_module;
+extern const struct proc_module otel_process_module;
+extern const struct proc_module unwind_module;
+extern const struct proc_module symbols_module;
+
+const struct proc_module *const registry_modules[] = {
+	&custom_labels_module,
+	&otel_thread_module,
+	&go_labels_module,
+	&otel_process_module,
+	&unwind_module,
+	&symbols_module,
+	NULL,
+};

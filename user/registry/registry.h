@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The process registry (docs/design.md section 2): the one table of the
+ * processes a session knows. It owns each process's life: the scan at the
+ * start, exec and exit records, the samples' hints, the follow-up
+ * inspections after an exec, forgetting. An inspection reads the process's
+ * memory map once and hands it to every module (registry/module.h), then
+ * installs the recipe the modules filled. Not thread-safe.
+ */
+#ifndef LABELPROF_REGISTRY_H
+#define LABELPROF_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "labelprof.h"
+
+struct proc_module;
+struct profile_resolver;
+struct symbolizer;
+struct unwind;
+
+/* Where recipes go: the sampler's maps (sampling/sampler.h), or a test's. */
+struct registry_target {
+	int (*set_recipe)(void *ctx, pid_t pid, const struct lp_recipe *recipe);
+	__u64 (*exec_seq)(void *ctx, pid_t pid);
+	bool (*samples)(void *ctx, pid_t pid); /* the filter takes the process */
+	void *ctx;
+};
+
+struct registry_opts {
+	struct registry_target target;
+	struct symbolizer *symbolizer; /* NULL: no snapshots */
+	struct unwind *unwind;	       /* NULL: frame pointers only */
+	unsigned int max_processes;    /* 0: SAMPLER_DEFAULT_MAX_PROCESSES */
+	/* NULL-terminated; NULL: registry_modules */
+	const struct proc_module *const *modules;
+	bool verbose;
+};
+
+struct registry_stats {
+	__u64 tracked;	     /* processes in the table now */
+	__u64 labelled;	     /* of those, publishing labels */
+	__u64 labelled_seen; /* processes found publishing labels, exited ones included */
+	__u64 resolves;	     /* inspections run */
+	__u64 retries;	     /* inspections repeated because a label source was not ready */
+	__u64 errors;	     /* inspections a module failed (unreadable or malformed files, ...) */
+	__u64 maps_reads;    /* memory maps read for inspections: one each */
+};
+
+/* Returns NULL with -errno in *err (-ENOMEM, or a module's). */
+struct registry *registry__new(const struct registry_opts *opts, int *err);
+void registry__free(struct registry *r);
+
+/*
+ * Inspects the given processes, or every process in /proc when count is 0.
+ * Processes started less than the follow-ups' span before get them too.
+ */
+int registry__scan(struct registry *r, const pid_t *pids, size_t count);
+/* Handles a record other than a sample: lifecycle, hints, or a module's own. */
+void registry__handle_record(struct registry *r, const void *rec, size_t size);
+/* Runs the inspections that are due (follow-ups). */
+void registry__tick(struct registry *r);
+/* Milliseconds until the next inspection is due (0: one is), -1 if none is scheduled. */
+int registry__next_due_ms(const struct registry *r);
+
+/*
+ * The resolver of profiles (profile/profile.h): the labels the modules add
+ * to a process's records, and the snapshot of its image for its stacks.
+ */
+void registry__resolver(struct registry *r, struct profile_resolver *out);
+
+/* Whether a module found labels in process pid. */
+bool registry__labelled(struct registry *r, pid_t pid);
+void registry__stats(const struct registry *r, struct registry_stats *out);
+
+#endif /* LABELPROF_REGISTRY_H */
