@@ -3,7 +3,7 @@
  * Where libcustomlabels puts a thread's label bytes, as a reader sees them
  * (default limits). labelprof copies a set's strings in one read only when
  * they lie within 4 KiB and span at most twice their bytes plus 256
- * (bpf/labelprof.bpf.c, copy_labels; docs/design.md section 3), else it reads
+ * (bpf/labels_custom.bpf.h, copy_labels; docs/design.md section 3), else it reads
  * each label by itself. A service's labels are short (tenant, route, trace
  * id, span id): after a realistic run of sets, replacements, deletes and
  * run_with, such a set must still pass that rule, with room to spare.

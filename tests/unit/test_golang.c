@@ -152,7 +152,7 @@ static void test_offsets_match_dwarf(void **state)
 			assert_int_equal(ref.format, LP_GO_LABELS_SLICE);
 			continue;
 		}
-		/* the map layout the BPF walk assumes (bpf/labelprof.h, go_gather_map) */
+		/* the map layout the BPF walk assumes (bpf/labelprof.h, bpf/labels_go.bpf.h) */
 		assert_int_equal(ref.format, LP_GO_LABELS_MAP);
 		assert_int_equal(dwarf_member_offset(path, "runtime.hmap", "count"), 0);
 		assert_int_equal(dwarf_member_offset(path, "runtime.hmap", "B"), 9);

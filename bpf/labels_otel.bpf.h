@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The OpenTelemetry thread context (OTEP 4947, docs/design.md section 1), found through TLS. */
+#ifndef LABELPROF_LABELS_OTEL_BPF_H
+#define LABELPROF_LABELS_OTEL_BPF_H
+
+#include "maps.bpf.h"
+#include "tls.bpf.h"
+
+#define OTEL_SRC_BITS (LP_SRC_OTEL_THREAD << LP_LABEL_SRC_SHIFT)
+
+/*
+ * Appends the label { key, otel[at..at+len) } of the OTel thread source at
+ * sc->off; key and len are constants at every call site.
+ */
+static __always_inline void put_otel_id(struct lp_scratch *sc, struct lp_sample *s, const char *key,
+					__u32 klen, __u32 at, __u32 len)
+{
+	__u32 o = sc->off;
+
+	if (s->label_count >= max_labels || o > LP_RECORD_MAX - 64) {
+		s->status |= LP_ST_TRUNCATED;
+		return;
+	}
+	put_u16(&sc->rec[o & REC_MASK], klen | OTEL_SRC_BITS);
+	put_u16(&sc->rec[(o + 2) & REC_MASK], len);
+	__builtin_memcpy(&sc->rec[(o + 4) & REC_MASK], key, klen);
+	__builtin_memcpy(&sc->rec[(o + 4 + klen) & REC_MASK], &sc->otel[at], len);
+	sc->off = o + sizeof(struct lp_label_hdr) + klen + len;
+	s->label_count++;
+}
+
+/*
+ * One attrs_data entry { key_index, len, bytes }, by bpf_loop: its key is the
+ * key index (one byte, userspace names it), its value the bytes.
+ */
+static long otel_attr(__u32 i, struct lp_scratch **scp)
+{
+	struct lp_scratch *sc = *scp;
+	struct lp_sample *s = (struct lp_sample *)sc->rec;
+	__u32 pos = sc->otel_pos, end = sc->otel_end, o = sc->off, len, vlen;
+
+	if (end > LP_OTEL_RECORD_MAX || pos + 2 > end) {
+		if (pos < end) /* a lone byte: an incomplete entry */
+			s->status |= LP_ST_MALFORMED;
+		return 1;
+	}
+	len = sc->otel[(pos + 1) & OTEL_BUF_MASK];
+	if (pos + 2 + len > end) {
+		s->status |= LP_ST_MALFORMED;
+		return 1;
+	}
+	sc->otel_pos = pos + 2 + len;
+	if (s->label_count >= max_labels) {
+		s->status |= LP_ST_TRUNCATED;
+		return 1;
+	}
+	vlen = len > max_value_len ? max_value_len : len;
+	if (vlen != len)
+		s->status |= LP_ST_TRUNCATED;
+	if (o > LP_RECORD_MAX || o + sizeof(struct lp_label_hdr) + 1 + vlen > LP_RECORD_MAX) {
+		s->status |= LP_ST_TRUNCATED;
+		return 1;
+	}
+	put_u16(&sc->rec[o & REC_MASK], 1 | OTEL_SRC_BITS);
+	put_u16(&sc->rec[(o + 2) & REC_MASK], vlen);
+	sc->rec[(o + 4) & REC_MASK] = sc->otel[pos & OTEL_BUF_MASK];
+	bpf_probe_read_kernel(&sc->rec[(o + 5) & REC_MASK], vlen & 0xff,
+			      &sc->otel[(pos + 2) & OTEL_BUF_MASK]);
+	sc->off = o + sizeof(struct lp_label_hdr) + 1 + vlen;
+	s->label_count++;
+	return 0;
+}
+
+/*
+ * The OpenTelemetry thread context of task (r->otel, OTEP 4947) into the
+ * record s at *off, after the custom labels (docs/design.md section 1).
+ */
+static __always_inline void read_otel_thread(struct task_struct *task, bool remote,
+					     const struct lp_recipe *r, struct lp_scratch *sc,
+					     struct lp_sample *s, __u32 *off)
+{
+	__u64 addr, ptr, *ids = (__u64 *)sc->otel;
+	__u32 size;
+
+	if (tls_object_addr(task, remote, &r->otel, &addr, &s->status))
+		return;
+	if (read_user(task, remote, &ptr, sizeof(ptr), addr)) {
+		s->status |= LP_ST_READ_FAULT;
+		return;
+	}
+	s->status |= LP_ST_LABELS_READ;
+	if (!ptr) /* no context */
+		return;
+	/*
+	 * The whole record in one read; a shorter record at the end of its
+	 * mapping makes that fail, and is read by its header's size.
+	 */
+	if (read_user(task, remote, sc->otel, LP_OTEL_RECORD_MAX, ptr)) {
+		if (read_user(task, remote, sc->otel, LP_OTEL_RECORD_HDR, ptr)) {
+			s->status |= LP_ST_READ_FAULT;
+			return;
+		}
+		size = *(__u16 *)&sc->otel[26];
+		if (size > LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR) {
+			s->status |= LP_ST_MALFORMED;
+			return;
+		}
+		if (read_user(task, remote, sc->otel, LP_OTEL_RECORD_HDR + size, ptr)) {
+			s->status |= LP_ST_READ_FAULT;
+			return;
+		}
+	}
+	if (sc->otel[24] != LP_OTEL_VALID)
+		return;
+	size = *(__u16 *)&sc->otel[26];
+	if (size > LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR) {
+		s->status |= LP_ST_MALFORMED;
+		return;
+	}
+	sc->off = *off;
+	if (ids[0] | ids[1]) {
+		put_otel_id(sc, s, LP_OTEL_KEY_TRACE_ID, sizeof(LP_OTEL_KEY_TRACE_ID) - 1, 0,
+			    LP_OTEL_TRACE_ID_LEN);
+		if (ids[2])
+			put_otel_id(sc, s, LP_OTEL_KEY_SPAN_ID, sizeof(LP_OTEL_KEY_SPAN_ID) - 1,
+				    LP_OTEL_TRACE_ID_LEN, LP_OTEL_SPAN_ID_LEN);
+	}
+	sc->otel_pos = LP_OTEL_RECORD_HDR;
+	sc->otel_end = LP_OTEL_RECORD_HDR + size;
+	bpf_loop((LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR) / 2, otel_attr, &sc, 0);
+	if (sc->off < *off || sc->off > LP_RECORD_MAX)
+		return;
+	s->label_bytes += sc->off - *off;
+	*off = sc->off;
+}
+
+#endif /* LABELPROF_LABELS_OTEL_BPF_H */
