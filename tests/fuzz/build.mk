@@ -22,13 +22,13 @@ FUZZ_HDRS := $(wildcard user/*/*.h) bpf/labelprof.h tests/fuzz/build.mk tests/fu
 
 # The containers every target's sources may use (lib/array.h, lib/hashmap.h).
 FUZZ_LIB_SRCS := user/lib/array.c user/lib/hashmap.c
-FUZZ_SRCS_fuzz_elf := user/lib/elf.c user/lib/msg.c user/proc/tls_file.c user/proc/root.c \
+FUZZ_SRCS_fuzz_elf := user/lib/elf.c user/lib/msg.c user/proc/tls_file.c user/proc/tls_arch.c user/proc/root.c \
 	user/proc/golang.c
 FUZZ_SRCS_fuzz_maps := user/proc/maps.c
 # The symbolizer only links: the profile is fuzzed without a symbolizer.
 FUZZ_SRCS_fuzz_profile := user/format/fmt.c user/profile/profile.c user/profile/labelsel.c user/format/labelfold.c user/format/output.c user/format/output_folded.c user/format/output_json.c \
 	user/format/output_report.c user/format/output_pprof.c user/format/output_otlp.c user/format/output_otlp_json.c user/format/otlp.c user/format/output_html.c user/format/pb.c \
-	user/profile/symprof.c user/profile/symprof_build.c user/symbolize/symbols.c user/symbolize/symtab.c \
+	user/profile/symprof.c user/profile/symprof_build.c user/symbolize/symbols.c user/symbolize/files.c user/symbolize/symtab.c \
 	user/symbolize/linecache.c user/symbolize/perfmap.c user/symbolize/snapshot.c user/symbolize/kallsyms.c \
 	user/symbolize/dwarf.c user/proc/maps.c user/proc/container.c user/proc/root.c user/lib/elf.c user/lib/msg.c user/lib/pairmap.c \
 	$(PROTO_FUZZ_OBJS)

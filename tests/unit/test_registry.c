@@ -20,7 +20,6 @@
 #include <cmocka.h>
 
 #include "proc/maps.h"
-#include "profile/profile.h"
 #include "registry/module.h"
 #include "registry/registry.h"
 
@@ -164,6 +163,7 @@ static struct registry *new_registry(void)
 	struct registry_opts o = {
 		.target = {set_recipe, exec_seq, samples, NULL},
 		.modules = test_modules,
+		.max_processes = 16,
 	};
 	struct registry *r;
 	int err;
@@ -377,18 +377,15 @@ static void test_module_records(void **state)
 static void test_first_sample(void **state)
 {
 	struct registry *r = new_registry();
-	struct profile_resolver res;
 	pid_t child = start_child();
 
 	mlog.answer = PROC_SETTLED;
-	registry__resolver(r, &res);
-	assert_non_null(res.snapshot);
 	/* no module gives snapshots here */
-	assert_int_equal(res.snapshot(res.ctx, child), 0);
+	assert_int_equal(registry__snapshot(r, child), 0);
 	assert_int_equal(mlog.inspections[PROC_FIRST_SAMPLE], 1);
 	assert_int_equal(stats(r).tracked, 1);
 	/* known now: no second inspection */
-	res.snapshot(res.ctx, child);
+	registry__snapshot(r, child);
 	assert_int_equal(mlog.inspections[PROC_FIRST_SAMPLE], 1);
 	registry__free(r);
 	stop_child(child);

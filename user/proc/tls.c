@@ -16,14 +16,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lib/array.h"
 #include "lib/compiler.h"
-#include "lib/list.h"
 #include "lib/msg.h"
-#include "lib/pairmap.h"
 #include "proc/maps.h"
 #include "proc/root.h"
 #include "proc/tls.h"
@@ -34,117 +31,6 @@
 #define DTV_MAX_MODID	  (1u << 20)
 #define DTV_MAX_OFFSET	  TLS_MAX_MEMSZ
 #define MAPS_MAX_OBJECTS  4096
-
-/* ---- cache ---------------------------------------------------------------- */
-
-struct cache_entry {
-	struct list lru;   /* most recent first */
-	uint64_t dev, ino; /* key, as in /proc/PID/maps */
-	/* What the file looked like when inspected. */
-	uint64_t st_dev, st_ino, st_size;
-	struct timespec st_mtim;
-	int err; /* inspection result: a malformed file stays so until it changes */
-	struct tls_file_info info;
-};
-
-struct tls_cache {
-	struct pairmap entries; /* (dev, ino) -> cache_entry */
-	unsigned int max_entries;
-	struct list lru;
-	struct tls_cache_stats stats;
-};
-
-struct tls_cache *tls_cache__new(unsigned int max_entries)
-{
-	struct tls_cache *cache;
-
-	if (!max_entries || max_entries > (1u << 24))
-		return NULL;
-	cache = calloc(1, sizeof(*cache));
-	if (!cache)
-		return NULL;
-	cache->max_entries = max_entries;
-	list__init(&cache->lru);
-	return cache;
-}
-
-void tls_cache__free(struct tls_cache *cache)
-{
-	size_t i;
-
-	if (!cache)
-		return;
-	for (i = 0; i < cache->entries.count; i++)
-		free(cache->entries.entries[i].val);
-	pairmap__free(&cache->entries);
-	free(cache);
-}
-
-void tls_cache__stats(const struct tls_cache *cache, struct tls_cache_stats *stats)
-{
-	*stats = cache->stats;
-	stats->entries = cache->entries.count;
-}
-
-static void cache_remove(struct tls_cache *cache, struct cache_entry *e)
-{
-	pairmap__del(&cache->entries, e->dev, e->ino);
-	list__del(&e->lru);
-	free(e);
-}
-
-static bool entry_matches(const struct cache_entry *e, const struct stat *st)
-{
-	return e->st_dev == st->st_dev && e->st_ino == st->st_ino &&
-	       e->st_size == (uint64_t)st->st_size && e->st_mtim.tv_sec == st->st_mtim.tv_sec &&
-	       e->st_mtim.tv_nsec == st->st_mtim.tv_nsec;
-}
-
-/* The cached result for a file, if it has not changed since; removes stale ones. */
-static struct cache_entry *cache_lookup(struct tls_cache *cache, uint64_t dev, uint64_t ino,
-					const struct stat *st)
-{
-	struct cache_entry *e = pairmap__get(&cache->entries, dev, ino);
-
-	if (e && !entry_matches(e, st)) {
-		cache_remove(cache, e);
-		e = NULL;
-	}
-	if (!e) {
-		cache->stats.misses++;
-		return NULL;
-	}
-	list__touch(&cache->lru, &e->lru);
-	cache->stats.hits++;
-	return e;
-}
-
-static void cache_insert(struct tls_cache *cache, uint64_t dev, uint64_t ino, const struct stat *st,
-			 int err, const struct tls_file_info *info)
-{
-	struct cache_entry *e;
-
-	if (cache->entries.count >= cache->max_entries) {
-		cache_remove(cache, container_of(cache->lru.prev, struct cache_entry, lru));
-		cache->stats.evictions++;
-	}
-	e = malloc(sizeof(*e));
-	if (!e)
-		return; /* not cached: inspected again next time */
-	e->dev = dev;
-	e->ino = ino;
-	e->st_dev = st->st_dev;
-	e->st_ino = st->st_ino;
-	e->st_size = st->st_size;
-	e->st_mtim = st->st_mtim;
-	e->err = err;
-	e->info = *info;
-	if (pairmap__put(&cache->entries, dev, ino, e)) {
-		free(e);
-		return;
-	}
-	list__add(&cache->lru, &e->lru);
-}
 
 /* ---- live processes ------------------------------------------------------- */
 
@@ -230,7 +116,6 @@ static int proc__inspect_object(struct proc *p, struct tls_cache *cache, struct 
 				char *err, size_t err_len)
 {
 	const struct maps_entry *m = o->map;
-	struct cache_entry *e;
 	struct stat st;
 	int fd, ret;
 
@@ -244,17 +129,7 @@ static int proc__inspect_object(struct proc *p, struct tls_cache *cache, struct 
 		msg__set(err, err_len, "%s: not reachable through /proc/%d", m->path, p->pid);
 		return fd;
 	}
-	if (cache && (e = cache_lookup(cache, o->dev, m->inode, &st))) {
-		o->info = e->info;
-		ret = e->err;
-		if (ret)
-			msg__set(err, err_len, "%s: malformed (cached)", m->path);
-		goto out_close;
-	}
-	ret = tls__inspect_fd(fd, m->path, &o->info, err, err_len);
-	if (cache)
-		cache_insert(cache, o->dev, m->inode, &st, ret, &o->info);
-out_close:
+	ret = tls_cache__inspect(cache, fd, &st, o->dev, m->inode, m->path, &o->info, err, err_len);
 	close(fd);
 	return ret;
 }
@@ -639,12 +514,12 @@ static int proc__resolve_otel(struct proc *p, const struct proc_object *main_pro
 struct tls_process {
 	struct proc p;
 	const struct proc_object *main_program;
-	int skipped;		      /* objects that could not be inspected */
+	int skipped;		     /* objects that could not be inspected */
 	char skip_err[TLS_DIAG_LEN]; /* why the first one could not */
 };
 
-int tls_process__open(struct tls_cache *cache, int pid, struct maps *maps,
-		      struct tls_process **out, struct tls_diag *diag)
+int tls_process__open(struct tls_cache *cache, int pid, struct maps *maps, struct tls_process **out,
+		      struct tls_diag *diag)
 {
 	struct tls_process *tp = calloc(1, sizeof(*tp));
 	size_t i;
@@ -764,8 +639,7 @@ int tls_process__custom_labels(struct tls_process *tp, struct lp_recipe *recipe,
 	return first_err;
 }
 
-int tls_process__otel_thread(struct tls_process *tp, struct lp_tls_ref *ref,
-			     struct tls_diag *diag)
+int tls_process__otel_thread(struct tls_process *tp, struct lp_tls_ref *ref, struct tls_diag *diag)
 {
 	return proc__resolve_otel(&tp->p, tp->main_program, ref, diag);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What proc/tls_file.c (ELF files) shares with proc/tls.c (live processes);
- * not for other modules, which use proc/tls.h.
+ * What proc/tls_arch.c (per architecture), proc/tls_file.c (ELF files) and
+ * proc/tls.c (live processes) share; not for other modules, which use
+ * proc/tls.h.
  */
 #ifndef LABELPROF_TLS_ARCH_H
 #define LABELPROF_TLS_ARCH_H
@@ -38,6 +39,14 @@ struct tls_arch {
 
 /* The architecture of an e_machine, or NULL if not supported. */
 const struct tls_arch *tls_arch__find(__u32 machine);
+struct stat;
+/*
+ * tls__inspect_fd of the open file fd (st: its fstat), from cache when the
+ * file is unchanged since it was inspected (cache may be NULL).
+ */
+int tls_cache__inspect(struct tls_cache *cache, int fd, const struct stat *st, uint64_t dev,
+		       uint64_t ino, const char *name, struct tls_file_info *info, char *err,
+		       size_t err_len);
 /* Which libc a loader or libc file name belongs to. */
 enum tls_libc tls__libc_of_name(const char *path);
 

@@ -111,7 +111,4 @@ struct proc_module {
  */
 struct tls_process *registry__tls(struct proc_view *v, struct tls_diag **diag, int *err);
 
-/* The modules every session has, in order (registry/modules.c). */
-extern const struct proc_module *const registry_modules[];
-
 #endif /* LABELPROF_REGISTRY_MODULE_H */

@@ -16,10 +16,8 @@
 #include "proc/maps.h"
 #include "proc/stat.h"
 #include "proc/tls.h"
-#include "profile/profile.h"
 #include "registry/module.h"
 #include "registry/registry.h"
-#include "sampling/sampler.h"
 
 /*
  * After an exec, shared libraries are mapped and relocated by the dynamic
@@ -345,12 +343,12 @@ struct registry *registry__new(const struct registry_opts *opts, int *err)
 	if (!r)
 		return NULL;
 	r->target = opts->target;
-	r->max = opts->max_processes ? opts->max_processes : SAMPLER_DEFAULT_MAX_PROCESSES;
+	r->max = opts->max_processes;
 	r->verbose = opts->verbose;
 	r->tls = tls_cache__new(TLS_CACHE_DEFAULT_ENTRIES);
 	if (!r->tls)
 		goto out_free;
-	for (m = opts->modules ? opts->modules : registry_modules; *m; m++) {
+	for (m = opts->modules; *m; m++) {
 		if (r->nr_mods == MAX_MODULES) {
 			*err = -E2BIG;
 			goto out_free;
@@ -506,11 +504,10 @@ int registry__next_due_ms(const struct registry *r)
 	return first <= now ? 0 : (int)((first - now + 999999) / 1000000);
 }
 
-/* ---- the profiles' resolver --------------------------------------------------- */
+/* ---- what profiles ask ------------------------------------------------------ */
 
-static size_t resolve_extra(void *ctx, __u32 pid, const struct profile_label **labels)
+size_t registry__extra_labels(struct registry *r, pid_t pid, const struct profile_label **labels)
 {
-	struct registry *r = ctx;
 	struct proc_entry *e = lookup(r, pid);
 	size_t i;
 
@@ -521,9 +518,8 @@ static size_t resolve_extra(void *ctx, __u32 pid, const struct profile_label **l
 	return 0;
 }
 
-static void resolve_label(void *ctx, __u32 pid, struct profile_label *l)
+void registry__label(struct registry *r, pid_t pid, struct profile_label *l)
 {
-	struct registry *r = ctx;
 	struct proc_entry *e = lookup(r, pid);
 	size_t i;
 
@@ -532,14 +528,8 @@ static void resolve_label(void *ctx, __u32 pid, struct profile_label *l)
 			r->mods[i]->label(r->mod[i], e ? e->state[i] : NULL, l);
 }
 
-/*
- * A sample's process the registry does not know (a child forked without
- * exec inherits its parent's recipe in BPF and sends no hint) is inspected
- * on its first sample.
- */
-static __u32 resolve_snapshot(void *ctx, __u32 pid)
+__u32 registry__snapshot(struct registry *r, pid_t pid)
 {
-	struct registry *r = ctx;
 	struct proc_entry *e = lookup(r, pid);
 	size_t i;
 
@@ -551,16 +541,6 @@ static __u32 resolve_snapshot(void *ctx, __u32 pid)
 		if (r->mods[i]->snapshot)
 			return r->mods[i]->snapshot(r->mod[i], e->state[i], pid);
 	return 0;
-}
-
-void registry__resolver(struct registry *r, struct profile_resolver *out)
-{
-	*out = (struct profile_resolver){
-		.extra = resolve_extra,
-		.label = resolve_label,
-		.snapshot = resolve_snapshot,
-		.ctx = r,
-	};
 }
 
 bool registry__labelled(struct registry *r, pid_t pid)

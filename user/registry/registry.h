@@ -17,7 +17,7 @@
 #include "labelprof.h"
 
 struct proc_module;
-struct profile_resolver;
+struct profile_label;
 struct symbolizer;
 struct unwind;
 
@@ -31,11 +31,10 @@ struct registry_target {
 
 struct registry_opts {
 	struct registry_target target;
-	struct symbolizer *symbolizer; /* NULL: no snapshots */
-	struct unwind *unwind;	       /* NULL: frame pointers only */
-	unsigned int max_processes;    /* 0: SAMPLER_DEFAULT_MAX_PROCESSES */
-	/* NULL-terminated; NULL: registry_modules */
-	const struct proc_module *const *modules;
+	struct symbolizer *symbolizer;		  /* NULL: no snapshots */
+	struct unwind *unwind;			  /* NULL: frame pointers only */
+	unsigned int max_processes;		  /* beyond, processes go untracked */
+	const struct proc_module *const *modules; /* NULL-terminated, in order */
 	bool verbose;
 };
 
@@ -66,10 +65,15 @@ void registry__tick(struct registry *r);
 int registry__next_due_ms(const struct registry *r);
 
 /*
- * The resolver of profiles (profile/profile.h): the labels the modules add
- * to a process's records, and the snapshot of its image for its stacks.
+ * What a profile's resolver asks of a record's process (profile/profile.h):
+ * the labels the modules add to all its records, the naming of the labels
+ * they read, the symbolizer snapshot of its image for its stacks. A process
+ * the registry does not know yet (a child forked without exec inherits its
+ * parent's recipe in BPF and sends no hint) is inspected at its snapshot.
  */
-void registry__resolver(struct registry *r, struct profile_resolver *out);
+size_t registry__extra_labels(struct registry *r, pid_t pid, const struct profile_label **labels);
+void registry__label(struct registry *r, pid_t pid, struct profile_label *l);
+__u32 registry__snapshot(struct registry *r, pid_t pid);
 
 /* Whether a module found labels in process pid. */
 bool registry__labelled(struct registry *r, pid_t pid);

@@ -10,6 +10,7 @@
 #include "proc/stat.h"
 #include "profile/profile.h"
 #include "registry/registry.h"
+#include "sampling/modules.h"
 #include "sampling/session.h"
 #include "symbolize/symbols.h"
 #include "unwind/unwind.h"
@@ -39,16 +40,29 @@ static int on_record(void *ctx, const void *data, size_t size)
 	return 0;
 }
 
+static size_t extra_labels(void *ctx, __u32 pid, const struct profile_label **labels)
+{
+	return registry__extra_labels(ctx, pid, labels);
+}
+
+static void label(void *ctx, __u32 pid, struct profile_label *l)
+{
+	registry__label(ctx, pid, l);
+}
+
+static __u32 snapshot(void *ctx, __u32 pid)
+{
+	return registry__snapshot(ctx, pid);
+}
+
 static struct profile *new_profile(struct session *s)
 {
 	struct profile_opts po = {.max_bytes = s->profile_max_bytes, .labels = s->labels};
-	struct profile_resolver r;
+	struct profile_resolver r = {extra_labels, label, snapshot, s->registry};
 	struct profile *p = profile__new(s->symbolizer, &po);
 
-	if (p) {
-		registry__resolver(s->registry, &r);
+	if (p)
 		profile__set_resolver(p, &r);
-	}
 	return p;
 }
 
@@ -157,7 +171,9 @@ struct session *session__begin(const struct sampler_opts *sampler, const struct 
 			.target = {set_recipe, exec_seq, samples, s->sampler},
 			.symbolizer = s->symbolizer,
 			.unwind = s->unwind,
-			.max_processes = sampler->max_processes,
+			.max_processes = sampler->max_processes ? sampler->max_processes
+								: SAMPLER_DEFAULT_MAX_PROCESSES,
+			.modules = session_modules,
 			.verbose = sampler->verbose,
 		},
 		&ret);

@@ -181,9 +181,22 @@ static inline unsigned int leading_underscores(const char *s)
 	return n;
 }
 
-/* Files (symbols.c). */
+/* Files (files.c). */
+struct sym_file *sym_file__new(struct symbolizer *sym, __u64 dev, __u64 ino);
+void sym_file__free(struct symbolizer *sym, struct sym_file *f);
 void sym_file__put(struct symbolizer *sym, struct sym_file *f);
 struct sym_file *sym_file__get(struct symbolizer *sym, __u32 pid, const struct maps_entry *e);
+/* Loads f's symbols (e: its mapping in pid, to open it; may be NULL). 0 or -errno. */
+int sym_file__load(struct symbolizer *sym, struct sym_file *f, __u32 pid,
+		   const struct maps_entry *e);
+/* f's DWARF, opened within the budget; NULL if it has none or it does not fit. */
+struct dwarf_file *sym_file__dwarf(struct symbolizer *sym, struct sym_file *f, __u32 pid,
+				   const struct maps_entry *e, const char *path);
+/* Our own vDSO image, or NULL. */
+struct sym_file *sym_file__vdso(struct symbolizer *sym);
+/* Evicts DWARF, then symbols, until need more bytes fit (keep, keep_dwarf stay). */
+void sym_files__enforce_limit(struct symbolizer *sym, struct sym_file *keep,
+			      struct sym_file *keep_dwarf, size_t need);
 
 /* The lines DWARF gave, cached per file (linecache.c). */
 void sym_lines__clear(struct symbolizer *sym, struct sym_file *f);

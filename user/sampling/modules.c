@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "registry/module.h"
+#include "sampling/modules.h"
 
 extern const struct proc_module custom_labels_module;
 extern const struct proc_module otel_thread_module;
@@ -16,7 +17,7 @@ extern const struct proc_module otel_process_module;
 extern const struct proc_module unwind_module;
 extern const struct proc_module symbols_module;
 
-const struct proc_module *const registry_modules[] = {
+const struct proc_module *const session_modules[] = {
 	&custom_labels_module,
 	&otel_thread_module,
 	&go_labels_module,
