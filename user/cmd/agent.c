@@ -25,13 +25,14 @@
 #include "cmd/commands.h"
 #include "proc/container.h"
 #include "format/output.h"
+#include "lib/clock.h"
 #include "sampling/procs.h"
 #include "profile/profile.h"
 #include "sampling/session.h"
 #include "symbolize/symbols.h"
 #include "profile/symprof.h"
 
-#define TICK_NS		    AGENT_NS_PER_S
+#define TICK_NS		    NS_PER_S
 #define CONTAINER_CACHE_MAX 65536
 
 struct agent {
@@ -171,8 +172,8 @@ static void update_stats(struct agent *a)
 
 static void start_interval(struct agent *a)
 {
-	a->start_mono_ns = agent_now_ns(CLOCK_MONOTONIC);
-	a->start_unix_ns = agent_now_ns(CLOCK_REALTIME);
+	a->start_mono_ns = now_ns();
+	a->start_unix_ns = clock_ns(CLOCK_REALTIME);
 	total_counters(a, &a->counters_at_start);
 	a->entries_seen = 0;
 }
@@ -346,7 +347,7 @@ static void reload(struct agent *a, int argc, char **argv)
 	char err[512];
 
 	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
-		   (unsigned long long)(agent_now_ns(CLOCK_MONOTONIC) / 1000));
+		   (unsigned long long)(now_ns() / 1000));
 	c = agent_config__load(argc, argv, err, sizeof(err));
 	if (!c || stage(a, c, &st, err, sizeof(err))) {
 		agent_log(LOG_ERR, "reload failed, the settings stay as they were: %s", err);
@@ -416,7 +417,7 @@ static int run(struct agent *a, int argc, char **argv)
 			reload_requested = 0;
 			reload(a, argc, argv);
 		}
-		now = agent_now_ns(CLOCK_MONOTONIC);
+		now = now_ns();
 		if (now - last_tick >= TICK_NS) {
 			last_tick = now;
 			update_stats(a);

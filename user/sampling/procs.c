@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "lib/array.h"
+#include "lib/clock.h"
 #include "lib/compiler.h"
 #include "lib/hashmap.h"
 #include "sampling/procs.h"
@@ -52,14 +53,6 @@ struct procs {
 	struct procs_stats stats;
 	bool verbose;
 };
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static bool pid_eq(const void *ctx, __u32 id, const void *key)
 {
