@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The agent's settings: INI file and flags (agent_config.h, docs/agent.md). */
+/* The agent's settings: INI file and flags (config.h, docs/agent.md). */
 #include <argp.h>
 #include <errno.h>
 #include <limits.h>

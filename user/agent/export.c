@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The agent's sender thread (agent_export.h). */
+/* The agent's sender thread (export.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>

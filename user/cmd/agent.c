@@ -2,7 +2,7 @@
 /*
  * labelprof agent: continuous profiling (docs/agent.md). The sampling loop
  * owns the session; once per interval it takes the profile, symbolizes and
- * encodes it, and hands the bytes to the sender thread (agent_export.h),
+ * encodes it, and hands the bytes to the sender thread (agent/export.h),
  * which does every file and network write: a slow disk or a hanging
  * endpoint never stops the ring buffer from being read.
  */
