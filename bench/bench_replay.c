@@ -18,9 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "labelprof.h"
+#include "lib/clock.h"
 #include "format/output.h"
 #include "profile/profile.h"
 #include "profile/symprof.h"
@@ -69,14 +69,6 @@ static uint64_t rnd(void)
 	rng_state ^= rng_state >> 7;
 	rng_state ^= rng_state << 17;
 	return rng_state;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 struct stack {

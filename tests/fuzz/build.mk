@@ -27,7 +27,7 @@ FUZZ_SRCS_fuzz_elf := user/lib/elf.c user/lib/msg.c user/proc/tls_file.c user/pr
 FUZZ_SRCS_fuzz_maps := user/proc/maps.c
 # The symbolizer only links: the profile is fuzzed without a symbolizer.
 FUZZ_SRCS_fuzz_profile := user/format/fmt.c user/profile/profile.c user/profile/labelsel.c user/format/labelfold.c user/format/output.c user/format/output_folded.c user/format/output_json.c \
-	user/format/output_report.c user/format/output_pprof.c user/format/output_otlp.c user/format/output_otlp_json.c user/format/otlp.c user/format/output_html.c user/format/pb.c \
+	user/format/output_report.c user/format/output_pprof.c user/format/output_otlp.c user/format/output_otlp_dict.c user/format/output_otlp_json.c user/format/otlp.c user/format/output_html.c user/format/pb.c \
 	user/profile/symprof.c user/profile/symprof_build.c user/symbolize/symbols.c user/symbolize/files.c user/symbolize/symtab.c \
 	user/symbolize/linecache.c user/symbolize/perfmap.c user/symbolize/snapshot.c user/symbolize/kallsyms.c \
 	user/symbolize/dwarf.c user/proc/maps.c user/proc/container.c user/proc/root.c user/lib/elf.c user/lib/msg.c user/lib/pairmap.c \
@@ -39,7 +39,7 @@ FUZZ_SRCS_fuzz_json := $(FUZZ_ROUNDTRIP) user/format/fmt.c user/format/labelfold
 # The generated protobuf code comes compiled for fuzzing (proto/build.mk).
 FUZZ_SRCS_fuzz_pprof := $(FUZZ_ROUNDTRIP) user/format/fmt.c user/format/input_pprof.c user/format/output_pprof.c user/format/pb.c user/profile/symprof.c \
 	$(PROTO_FUZZ_OBJS)
-FUZZ_SRCS_fuzz_otlp := $(FUZZ_ROUNDTRIP) user/format/fmt.c user/format/input_otlp.c user/format/output_otlp.c user/format/output_otlp_json.c user/format/otlp.c user/format/pb.c user/profile/symprof.c \
+FUZZ_SRCS_fuzz_otlp := $(FUZZ_ROUNDTRIP) user/format/fmt.c user/format/input_otlp.c user/format/output_otlp.c user/format/output_otlp_dict.c user/format/output_otlp_json.c user/format/otlp.c user/format/pb.c user/profile/symprof.c \
 	$(PROTO_FUZZ_OBJS)
 FUZZ_SRCS_fuzz_otlp_json := user/format/input_otlp_json.c user/format/json.c $(FUZZ_SRCS_fuzz_otlp)
 FUZZ_ALL := fuzz_elf fuzz_maps fuzz_profile fuzz_json fuzz_pprof fuzz_otlp fuzz_otlp_json

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The agent's sender thread (agent_export.h). */
+/* The agent's sender thread (export.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
@@ -20,8 +20,9 @@
 #include "cli/cli.h"
 #include "google/rpc/status.pb-c.h"
 #include "format/pb.h"
+#include "lib/clock.h"
 
-#define LOG_EVERY_NS (60 * AGENT_NS_PER_S)
+#define LOG_EVERY_NS (60 * NS_PER_S)
 #define REPLY_MAX    4096 /* bytes of a reply's body kept: an OTLP error's Status fits */
 #define REPLY_QUOTE  120  /* bytes of it quoted in the log */
 
@@ -112,7 +113,7 @@ static void count_dropped(struct exporter *e, __u64 n, const char *why)
 		return;
 	stats__add(&e->stats->spool_dropped, n);
 	l->suppressed += n;
-	if (!log_limit__allow(l, agent_now_ns(CLOCK_MONOTONIC)))
+	if (!log_limit__allow(l, now_ns()))
 		return;
 	agent_log(LOG_WARNING, "dropped %llu interval%s: %s (%llu since the agent started)",
 		  (unsigned long long)l->suppressed, l->suppressed > 1 ? "s" : "", why,
@@ -127,7 +128,7 @@ static void count_dropped(struct exporter *e, __u64 n, const char *why)
 static void write_failed(struct write_streak *w, __u64 *counter, const char *what, const char *dir,
 			 const char *why)
 {
-	__u64 now = agent_now_ns(CLOCK_MONOTONIC);
+	__u64 now = now_ns();
 
 	stats__add(counter, 1);
 	if (!w->failures++) {
@@ -150,7 +151,7 @@ static void write_succeeded(struct write_streak *w, const char *what, const char
 /* The time of ns (Unix nanoseconds) in UTC, as profile files are named: 20231114T221320.123Z. */
 static void utc_stamp(__u64 ns, char *buf, size_t len)
 {
-	time_t secs = ns / AGENT_NS_PER_S;
+	time_t secs = ns / NS_PER_S;
 	struct tm tm;
 	size_t n;
 
@@ -235,7 +236,7 @@ static void write_files(struct exporter *e, const struct export_job *job)
 	if (job->otlp && (c->formats & AGENT_FORMAT_OTLP))
 		write_profile_file(e, job->start_ns, ".otlp.pb", job->otlp, job->otlp_len);
 	removed = retention__apply_dir(c->output_dir, e->file_prefix, c->max_dir_bytes,
-				       c->max_age_ns, agent_now_ns(CLOCK_REALTIME));
+				       c->max_age_ns, clock_ns(CLOCK_REALTIME));
 	if (removed < 0)
 		agent_log(LOG_ERR, "cannot apply retention to %s: %s", c->output_dir,
 			  strerror(-removed));
@@ -343,14 +344,14 @@ static enum post_result post(struct exporter *e, const void *data, size_t len, b
 		return POST_OK;
 	curl_easy_getinfo(e->curl, CURLINFO_RETRY_AFTER, &retry_after);
 	if (retry_after > 0)
-		*retry_after_ns = (__u64)retry_after * AGENT_NS_PER_S;
+		*retry_after_ns = (__u64)retry_after * NS_PER_S;
 	describe_reply(e, status, why, why_len);
 	return export_status_retryable(status) ? POST_RETRY : POST_REFUSED;
 }
 
 static void on_failure(struct exporter *e, const char *why, __u64 delay_ns)
 {
-	__u64 now = agent_now_ns(CLOCK_MONOTONIC);
+	__u64 now = now_ns();
 
 	stats__add(&e->stats->export_failure, 1);
 	if (!e->failures++) {
@@ -380,7 +381,7 @@ static void on_refusal(struct exporter *e, __u64 time_ns, const char *why)
 	stats__add(&e->stats->export_failure, 1);
 	stats__add(&e->stats->export_rejected, 1);
 	stats__add(&e->stats->spool_dropped, 1);
-	if (!log_limit__allow(l, agent_now_ns(CLOCK_MONOTONIC))) {
+	if (!log_limit__allow(l, now_ns())) {
 		l->suppressed++;
 		return;
 	}
@@ -424,7 +425,7 @@ static bool send_oldest(struct exporter *e, __u64 timeout_ns)
 					  rand_r(&e->seed));
 		if (retry_after > delay)
 			delay = retry_after < c->retry_max_ns ? retry_after : c->retry_max_ns;
-		e->next_attempt_ns = agent_now_ns(CLOCK_MONOTONIC) + delay;
+		e->next_attempt_ns = now_ns() + delay;
 		on_failure(e, why, delay);
 		return false;
 	}
@@ -540,7 +541,7 @@ static void final_flush(struct exporter *e, __u64 stop_ns)
 	char why[PATH_MAX + 32] = "";
 	size_t left, lost;
 
-	while (can_send(e) && (now = agent_now_ns(CLOCK_MONOTONIC)) < deadline)
+	while (can_send(e) && (now = now_ns()) < deadline)
 		if (!send_oldest(e, deadline - now))
 			break;
 	left = spool__count(e->spool);
@@ -600,15 +601,15 @@ static void *run(void *arg)
 			pthread_cond_wait(&e->cond, &e->lock);
 			continue;
 		}
-		now = agent_now_ns(CLOCK_MONOTONIC);
+		now = now_ns();
 		if (now >= e->next_attempt_ns) {
 			pthread_mutex_unlock(&e->lock);
 			send_oldest(e, e->cfg->otlp_timeout_ns);
 			pthread_mutex_lock(&e->lock);
 			continue;
 		}
-		ts.tv_sec = e->next_attempt_ns / AGENT_NS_PER_S;
-		ts.tv_nsec = e->next_attempt_ns % AGENT_NS_PER_S;
+		ts.tv_sec = e->next_attempt_ns / NS_PER_S;
+		ts.tv_nsec = e->next_attempt_ns % NS_PER_S;
 		pthread_cond_timedwait(&e->cond, &e->lock, &ts);
 	}
 	pthread_mutex_unlock(&e->lock);
@@ -644,7 +645,7 @@ struct exporter *exporter__start(struct agent_config *c, struct spool *spool,
 	}
 	e->spool = spool;
 	e->stats = stats;
-	e->seed = getpid() ^ agent_now_ns(CLOCK_MONOTONIC);
+	e->seed = getpid() ^ now_ns();
 	set_file_prefix(e);
 	/* before any thread: curl_global_init is not thread-safe */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) || !(e->curl = curl_easy_init())) {
@@ -700,7 +701,7 @@ void exporter__submit(struct exporter *e, struct export_job *job)
 	if (old.pprof || old.otlp) {
 		stats__add(&e->stats->spool_dropped, 1);
 		e->queue_log.suppressed++;
-		if (log_limit__allow(&e->queue_log, agent_now_ns(CLOCK_MONOTONIC))) {
+		if (log_limit__allow(&e->queue_log, now_ns())) {
 			agent_log(LOG_WARNING,
 				  "the sender is %d intervals behind: dropped the oldest "
 				  "(%llu intervals since the last message)",
@@ -731,7 +732,7 @@ void exporter__stop(struct exporter *e)
 		return;
 	pthread_mutex_lock(&e->lock);
 	e->stopping = true;
-	e->stop_ns = agent_now_ns(CLOCK_MONOTONIC);
+	e->stop_ns = now_ns();
 	pthread_cond_signal(&e->cond);
 	pthread_mutex_unlock(&e->lock);
 	pthread_join(e->thread, NULL);

@@ -5,7 +5,7 @@
  * OTLP request to the endpoint, so that neither disk nor network ever holds
  * up the sampling loop.
  *
- * Every request goes through the spool (agent_spool.h) and leaves it only
+ * Every request goes through the spool (spool.h) and leaves it only
  * once the endpoint accepted it, oldest first: an outage delays requests but
  * loses none until the spool's bound drops the oldest. Failed attempts are
  * retried with exponential backoff (otlp_retry_initial doubled up to
@@ -16,7 +16,7 @@
  *
  * A file that cannot be written (a full disk) is counted and logged, and
  * costs that file only; a request the spool directory cannot take waits in
- * memory (agent_spool.h) and is sent all the same.
+ * memory (spool.h) and is sent all the same.
  *
  * The queue between the loop and the thread holds EXPORT_QUEUE_MAX
  * intervals; past that the oldest waiting one is dropped (counted).

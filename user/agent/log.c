@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The agent's log (agent_log.h). */
+/* The agent's log (log.h). */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>

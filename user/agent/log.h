@@ -9,19 +9,6 @@
 #define LABELPROF_AGENT_LOG_H
 
 #include <syslog.h>
-#include <time.h>
-#include <linux/types.h>
-
-#define AGENT_NS_PER_S 1000000000ull
-
-/* A clock's reading in nanoseconds: the agent's modules time their events with it. */
-static inline __u64 agent_now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec * AGENT_NS_PER_S + ts.tv_nsec;
-}
 
 /* prio: LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO. */
 void agent_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

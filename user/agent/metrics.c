@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Prometheus metrics of the agent (agent_metrics.h). */
+/* Prometheus metrics of the agent (metrics.h). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Retention of files by total size and age (agent_retention.h). */
+/* Retention of files by total size and age (retention.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

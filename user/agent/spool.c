@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Requests waiting for delivery, on disk or in memory (agent_spool.h). */
+/* Requests waiting for delivery, on disk or in memory (spool.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

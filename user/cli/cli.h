@@ -54,8 +54,6 @@ void sampling_args__note_sources(struct sampling_args *args, const struct sympro
 void sampling_args__warn_unlabelled(const struct sampling_args *args, struct registry *registry);
 
 /* Whether any -p pid still runs (cli_process_alive); false without -p. */
-/* --unwind's names (auto, fp, cfi) into *mode: 0, or -EINVAL. */
-int cli_parse_unwind(const char *s, enum lp_unwind_mode *mode);
 bool sampling_args__any_alive(const struct sampling_args *args);
 
 /* Where and how a command writes a profile: the options record and convert share. */
@@ -103,6 +101,8 @@ extern const struct argp label_argp;
 
 /* A decimal integer in [0, max], nothing else. Returns 0 or -EINVAL. */
 int cli_parse_uint(const char *s, unsigned long long max, unsigned long long *out);
+/* --unwind's names (auto, fp, cfi) into *mode: 0, or -EINVAL. */
+int cli_parse_unwind(const char *s, enum lp_unwind_mode *mode);
 
 /*
  * Whether pid still runs, from /proc/PID/stat: a process that is gone, a

@@ -2,7 +2,7 @@
 /*
  * labelprof agent: continuous profiling (docs/agent.md). The sampling loop
  * owns the session; once per interval it takes the profile, symbolizes and
- * encodes it, and hands the bytes to the sender thread (agent_export.h),
+ * encodes it, and hands the bytes to the sender thread (agent/export.h),
  * which does every file and network write: a slow disk or a hanging
  * endpoint never stops the ring buffer from being read.
  */
@@ -24,13 +24,14 @@
 #include "agent/spool.h"
 #include "cmd/commands.h"
 #include "format/output.h"
+#include "lib/clock.h"
 #include "registry/registry.h"
 #include "profile/profile.h"
 #include "sampling/session.h"
 #include "symbolize/symbols.h"
 #include "profile/symprof.h"
 
-#define TICK_NS		    AGENT_NS_PER_S
+#define TICK_NS NS_PER_S
 
 struct agent {
 	struct agent_config *cfg;
@@ -115,8 +116,8 @@ static void update_stats(struct agent *a)
 
 static void start_interval(struct agent *a)
 {
-	a->start_mono_ns = agent_now_ns(CLOCK_MONOTONIC);
-	a->start_unix_ns = agent_now_ns(CLOCK_REALTIME);
+	a->start_mono_ns = now_ns();
+	a->start_unix_ns = clock_ns(CLOCK_REALTIME);
 	total_counters(a, &a->counters_at_start);
 }
 
@@ -286,7 +287,7 @@ static void reload(struct agent *a, int argc, char **argv)
 	char err[512];
 
 	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
-		   (unsigned long long)(agent_now_ns(CLOCK_MONOTONIC) / 1000));
+		   (unsigned long long)(now_ns() / 1000));
 	c = agent_config__load(argc, argv, err, sizeof(err));
 	if (!c || stage(a, c, &st, err, sizeof(err))) {
 		agent_log(LOG_ERR, "reload failed, the settings stay as they were: %s", err);
@@ -356,7 +357,7 @@ static int run(struct agent *a, int argc, char **argv)
 			reload_requested = 0;
 			reload(a, argc, argv);
 		}
-		now = agent_now_ns(CLOCK_MONOTONIC);
+		now = now_ns();
 		if (now - last_tick >= TICK_NS) {
 			last_tick = now;
 			update_stats(a);

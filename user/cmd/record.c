@@ -15,6 +15,7 @@
 #include "agent/config.h"
 #include "cli/cli.h"
 #include "cmd/commands.h"
+#include "lib/clock.h"
 #include "format/output.h"
 #include "profile/labelsel.h"
 #include "registry/registry.h"
@@ -80,14 +81,6 @@ static error_t parse_record_opt(int key, char *arg, struct argp_state *state)
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
-}
-
-static __u64 now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /*
@@ -303,8 +296,8 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "labelprof: %s\n", errbuf);
 		goto out_free;
 	}
-	start_ns = now_ns(CLOCK_MONOTONIC);
-	start_unix_ns = now_ns(CLOCK_REALTIME);
+	start_ns = now_ns();
+	start_unix_ns = clock_ns(CLOCK_REALTIME);
 	if (go_fd >= 0) {
 		err = release_command(go_fd, exec_err_fd);
 		go_fd = -1;
@@ -326,7 +319,7 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr, "labelprof: reading the ring buffer: %s\n", strerror(-err));
 			break;
 		}
-		now = now_ns(CLOCK_MONOTONIC);
+		now = now_ns();
 		if (progress && now - last_progress_ns >= 1000000000ull) {
 			last_progress_ns = now;
 			print_progress(s, (now - start_ns) / 1e9);
@@ -346,7 +339,7 @@ int cmd_record(int argc, char **argv)
 				break;
 		}
 	}
-	end_ns = now_ns(CLOCK_MONOTONIC);
+	end_ns = now_ns();
 	if (progress)
 		fputs("\r\033[K", stderr);
 	session__stop(s);

@@ -19,10 +19,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <termios.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lib/compiler.h"
+#include "lib/clock.h"
 #include "cli/cli.h"
 #include "cmd/commands.h"
 #include "format/labelfold.h"
@@ -350,14 +350,6 @@ struct top_state {
 	bool have_auto_key;
 	bool targets_exited; /* -p: why the run ended */
 };
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* The help, as many lines as fit above the hints. */
 static void print_help(unsigned int width, unsigned int lines)

@@ -16,6 +16,7 @@
 
 #include "lib/array.h"
 #include "lib/hex.h"
+#include "lib/sorted.h"
 #include "proc/maps.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -338,18 +339,8 @@ const struct maps_entry *maps__entry(const struct maps *m, size_t i)
 
 const struct maps_entry *maps__find(const struct maps *m, __u64 addr)
 {
-	size_t lo = 0, hi = m->count;
+	size_t i = SORTED_UPPER_BOUND(m->entries, m->count, start, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct maps_entry *e = &m->entries[mid];
-
-		if (addr < e->start)
-			hi = mid;
-		else if (addr >= e->end)
-			lo = mid + 1;
-		else
-			return e;
-	}
-	return NULL;
+	/* Mappings do not overlap: only the last one starting at or before addr can hold it. */
+	return i && addr < m->entries[i - 1].end ? &m->entries[i - 1] : NULL;
 }

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "labelprof.h"
+#include "lib/clock.h"
 #include "lib/hex.h"
 #include "profile/otel_labels.h"
 
@@ -18,14 +18,6 @@ struct otel_labels {
 	char span_hex[2 * LP_OTEL_SPAN_ID_LEN];
 	char unnamed[OTEL_CTX_MAX_KEYS][sizeof(OTEL_UNNAMED_KEY_PREFIX) + 3];
 };
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 struct otel_labels *otel_labels__new(void)
 {

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
 #include "lib/array.h"
+#include "lib/clock.h"
 #include "lib/hashmap.h"
 #include "profile/labelsel.h"
 #include "profile/profile.h"
@@ -574,14 +574,12 @@ out_reject:
 
 static __u64 random_seed(void)
 {
-	struct timespec ts;
 	__u64 seed;
 
 	/* The seed keeps label values chosen by a process from colliding on purpose. */
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == sizeof(seed))
 		return seed;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return hash_final((__u64)ts.tv_sec << 32 ^ ts.tv_nsec);
+	return hash_final(now_ns());
 }
 
 struct profile *profile__new(struct symbolizer *sym, const struct profile_opts *opts)

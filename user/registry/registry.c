@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lib/array.h"
+#include "lib/clock.h"
 #include "lib/compiler.h"
 #include "lib/hashmap.h"
 #include "proc/maps.h"
@@ -60,14 +60,6 @@ struct view_ctx {
 	struct proc_view v;
 	struct tls_diag diag;
 };
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static bool pid_eq(const void *ctx, __u32 id, const void *key)
 {
@@ -293,7 +285,6 @@ static bool started_within(pid_t pid, unsigned int ms)
 {
 	unsigned long long start_ticks;
 	const char *fields;
-	struct timespec now;
 	char buf[1024];
 
 	/* starttime is the 22nd field */
@@ -303,9 +294,7 @@ static bool started_within(pid_t pid, unsigned int ms)
 			      "%*d %*d %*d %*d %llu",
 			      &start_ticks) != 1)
 		return true;
-	clock_gettime(CLOCK_BOOTTIME, &now);
-	return (now.tv_sec * 1000ull + now.tv_nsec / 1000000) <
-	       start_ticks * 1000 / sysconf(_SC_CLK_TCK) + ms;
+	return clock_ns(CLOCK_BOOTTIME) / 1000000 < start_ticks * 1000 / sysconf(_SC_CLK_TCK) + ms;
 }
 
 static void inspect_pid(struct registry *r, pid_t pid, enum proc_cause cause)

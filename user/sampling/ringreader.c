@@ -228,12 +228,17 @@ static void deadline_after(struct timespec *ts, int timeout_ms)
 /* Without a reader thread (after ringreader__drain): the ring is read here. */
 static int poll_ring(struct ringreader *r, int timeout_ms)
 {
-	int n = ring_buffer__poll(r->rb, timeout_ms);
+	int n = ring_buffer__poll(r->rb, timeout_ms), more;
 
-	if (n < 0 && n != -EINTR)
+	if (n == -EINTR)
+		n = 0;
+	if (n < 0)
 		return n;
-	n = ring_buffer__consume(r->rb);
-	return n == -EINTR ? 0 : n;
+	/* the poll hands over what woke it; samples may not have */
+	more = ring_buffer__consume(r->rb);
+	if (more == -EINTR)
+		more = 0;
+	return more < 0 ? more : n + more;
 }
 
 int ringreader__poll(struct ringreader *r, int timeout_ms)

@@ -494,16 +494,6 @@ int sampler__set_recipe(struct sampler *s, __u32 tgid, const struct lp_recipe *r
 	return err;
 }
 
-int sampler__delete_recipe(struct sampler *s, __u32 tgid)
-{
-	int err = 0;
-
-	if (bpf_map__delete_elem(s->skel->maps.recipes, &tgid, sizeof(tgid), 0) && errno != ENOENT)
-		err = -errno;
-	recipes_changed(s);
-	return err;
-}
-
 __u64 sampler__exec_seq(struct sampler *s, __u32 tgid)
 {
 	__u64 seq = 0;
@@ -511,19 +501,6 @@ __u64 sampler__exec_seq(struct sampler *s, __u32 tgid)
 	if (bpf_map__lookup_elem(s->skel->maps.execs, &tgid, sizeof(tgid), &seq, sizeof(seq), 0))
 		return 0;
 	return seq;
-}
-
-int sampler__add_pid(struct sampler *s, __u32 tgid)
-{
-	__u8 one = 1;
-	int err = 0;
-
-	if (bpf_map__update_elem(s->skel->maps.pid_filter, &tgid, sizeof(tgid), &one, sizeof(one),
-				 BPF_ANY))
-		err = -errno;
-	/* the BPF program's CPUs drop the answers they keep */
-	__atomic_fetch_add(&s->skel->bss->pid_filter_gen, 1, __ATOMIC_SEQ_CST);
-	return err;
 }
 
 bool sampler__samples_tgid(struct sampler *s, __u32 tgid)

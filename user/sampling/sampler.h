@@ -103,10 +103,8 @@ int sampler__poll(struct sampler *s, int timeout_ms);
 int sampler__drain(struct sampler *s);
 
 int sampler__set_recipe(struct sampler *s, __u32 tgid, const struct lp_recipe *r);
-int sampler__delete_recipe(struct sampler *s, __u32 tgid);
 /* The process's exec count as BPF saw it; read it before inspecting the process. */
 __u64 sampler__exec_seq(struct sampler *s, __u32 tgid);
-int sampler__add_pid(struct sampler *s, __u32 tgid);
 
 /*
  * Reads the label set every thread of tgid has now, without stopping the

@@ -21,6 +21,7 @@
 
 #include "lib/array.h"
 #include "lib/compiler.h"
+#include "lib/sorted.h"
 #include "symbolize/dwarf.h"
 
 /* Deeper scope nesting than this (inlines and blocks) is cut at this depth. */
@@ -300,34 +301,16 @@ size_t dwarf_file__bytes(const struct dwarf_file *df)
 /* The unit whose DIE is at off, or NULL. */
 static struct cu_unit *unit_at(struct dwarf_file *df, Dwarf_Off off)
 {
-	size_t lo = 0, hi = df->nr_units;
+	size_t i = SORTED_UPPER_BOUND(df->units, df->nr_units, die, off);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (df->units[mid].die == off)
-			return &df->units[mid];
-		if (df->units[mid].die < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return i && df->units[i - 1].die == off ? &df->units[i - 1] : NULL;
 }
 
 /* The compile unit whose ranges hold addr; .debug_aranges for units without ranges. */
 static struct cu_unit *cu_find(struct dwarf_file *df, __u64 addr, Dwarf_Die *cudie)
 {
-	size_t lo = 0, hi = df->nr_ranges, k;
+	size_t lo = SORTED_UPPER_BOUND(df->ranges, df->nr_ranges, start, addr), k;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (df->ranges[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (k = 0; k < MAX_RANGE_LOOKBACK && lo > k; k++) {
 		const struct cu_range *r = &df->ranges[lo - 1 - k];
 		struct cu_unit *u = &df->units[r->unit];

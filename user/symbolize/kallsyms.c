@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "lib/array.h"
+#include "lib/sorted.h"
 #include "symbolize/symbols_int.h"
 
 /* No kernel function is this large: farther from a symbol means "not in it". */
@@ -143,20 +144,12 @@ int kallsyms__load(struct kallsyms *k, const char *path)
 
 const struct ksym *kallsyms__find(const struct kallsyms *k, __u64 addr)
 {
-	size_t lo = 0, hi = k->nr;
+	size_t i = SORTED_UPPER_BOUND(k->syms, k->nr, addr, addr);
 	const struct ksym *s;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	if (!i)
 		return NULL;
-	s = &k->syms[lo - 1];
+	s = &k->syms[i - 1];
 	if (addr - s->addr >= KERNEL_MAX_FUNC_SIZE)
 		return NULL;
 	return s;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "lib/array.h"
+#include "lib/sorted.h"
 #include "proc/root.h"
 #include "symbolize/symbols_int.h"
 
@@ -239,16 +240,8 @@ void perf_map__recheck(struct symbolizer *sym, struct snapshot *s)
 const struct jit_sym *perf_map__find(const struct perf_map *pm, __u64 addr)
 {
 	const struct jit_sym *best = NULL;
-	size_t lo = 0, hi = pm->nr, k;
+	size_t lo = SORTED_UPPER_BOUND(pm->syms, pm->nr, start, addr), k;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pm->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* Code may be freed and reused: of overlapping entries, the newest holds. */
 	for (k = 0; k < MAX_NESTED_LOOKBACK && lo > k; k++) {
 		const struct jit_sym *j = &pm->syms[lo - 1 - k];

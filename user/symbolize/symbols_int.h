@@ -9,10 +9,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <time.h>
 
 #include <linux/types.h>
 
+#include "lib/clock.h"
 #include "lib/elf.h"
 #include "lib/list.h"
 #include "lib/pairmap.h"
@@ -158,14 +158,6 @@ struct symbolizer {
 	struct kallsyms kernel;
 	struct sym_line lines[SYM_MAX_LINES]; /* of the last resolved frame */
 };
-
-static inline __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static inline __u32 le32(const unsigned char *p)
 {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lib/array.h"
+#include "lib/sorted.h"
 #include "proc/root.h"
 #include "symbolize/symbols_int.h"
 
@@ -182,19 +183,9 @@ static int cmp_got(const void *a, const void *b)
 
 static const char *got_find(const struct got_slots *g, __u64 addr)
 {
-	size_t lo = 0, hi = g->n;
+	size_t i = SORTED_UPPER_BOUND(g->v, g->n, addr, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (g->v[mid].addr == addr)
-			return g->v[mid].name;
-		if (g->v[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return i && g->v[i - 1].addr == addr ? g->v[i - 1].name : NULL;
 }
 
 /*
@@ -397,16 +388,8 @@ bool sym_file__vaddr(const struct sym_file *f, __u64 off, __u64 *vaddr)
 
 const struct sym_entry *sym_file__find(const struct sym_file *f, __u64 vaddr)
 {
-	size_t lo = 0, hi = f->nr_syms, k;
+	size_t lo = SORTED_UPPER_BOUND(f->syms, f->nr_syms, start, vaddr), k;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (f->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (k = 0; k < MAX_NESTED_LOOKBACK && lo > k; k++) {
 		const struct sym_entry *s = &f->syms[lo - 1 - k];
 

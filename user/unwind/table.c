@@ -15,6 +15,7 @@
 
 #include "lib/array.h"
 #include "lib/msg.h"
+#include "lib/sorted.h"
 #include "unwind/table.h"
 
 /* DWARF register numbers of the registers the walker knows. */
@@ -478,15 +479,7 @@ void unwind_table__free(struct unwind_table *t)
 
 const struct lp_unwind_row *unwind_table__find(const struct unwind_table *t, __u32 pc)
 {
-	size_t lo = 0, hi = t->count;
+	size_t i = SORTED_UPPER_BOUND(t->rows, t->count, pc, pc);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->rows[mid].pc <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? &t->rows[lo - 1] : NULL;
+	return i ? &t->rows[i - 1] : NULL;
 }

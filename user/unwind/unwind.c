@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "lib/array.h"
+#include "lib/clock.h"
 #include "lib/elf.h"
 #include "proc/maps.h"
 #include "proc/root.h"
@@ -95,14 +96,6 @@ struct unwind {
 };
 
 static void *work(void *arg);
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 struct unwind *unwind__new(const struct unwind_maps *maps, bool verbose)
 {
