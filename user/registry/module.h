@@ -42,6 +42,13 @@ enum proc_end {
 	PROC_END_EXIT = 1, /* it exited: its pid may be reused */
 };
 
+/* What a module may use, for the life of the registry. */
+struct registry_env {
+	struct symbolizer *symbolizer; /* NULL: no symbolization */
+	struct unwind *unwind;	       /* NULL: frame pointers only */
+	bool verbose;
+};
+
 /* One inspection of one process. */
 struct proc_view {
 	pid_t pid;
@@ -51,6 +58,7 @@ struct proc_view {
 	__u64 exec_vm;	   /* pages of executable mappings then (mm->exec_vm); 0: unknown */
 	bool sampled;	   /* the sampler's filter takes this process */
 	bool named;	   /* named to the registry's scan (record -p) */
+	const struct registry_env *env;
 	/* private: registry__tls */
 	struct registry *registry;
 	struct tls_process *tls;
@@ -69,14 +77,6 @@ enum proc_found {
 	PROC_PENDING = 1 << 2,
 };
 
-/* What a module may use, for the life of the registry. */
-struct registry_env {
-	struct registry *registry;
-	struct symbolizer *symbolizer; /* NULL: no symbolization */
-	struct unwind *unwind;	       /* NULL: frame pointers only */
-	bool verbose;
-};
-
 struct proc_module {
 	const char *name;
 	size_t state_size; /* per-process state, zeroed when the process is first seen */
@@ -90,7 +90,10 @@ struct proc_module {
 	 * look again), others are counted as errors.
 	 */
 	int (*inspect)(void *mod, void *state, struct proc_view *v, struct lp_recipe *recipe);
-	/* The process's image ended (may be NULL). State is freed after PROC_END_EXIT. */
+	/*
+	 * The process's image ended (may be NULL). The registry zeroes the state
+	 * afterwards (frees it after PROC_END_EXIT).
+	 */
 	void (*end)(void *mod, void *state, pid_t pid, enum proc_end how);
 
 	/* Optional, for the profile's resolver (profile/profile.h). */

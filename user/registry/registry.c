@@ -41,6 +41,7 @@ struct proc_entry {
 
 struct registry {
 	struct registry_target target;
+	struct registry_env env; /* what every module may use */
 	const struct proc_module *mods[MAX_MODULES];
 	void *mod[MAX_MODULES]; /* each one's module-wide state */
 	size_t nr_mods;
@@ -113,9 +114,12 @@ static void end_image(struct registry *r, struct proc_entry *e, enum proc_end ho
 {
 	size_t id = e - r->entries, last, i;
 
-	for (i = 0; i < r->nr_mods; i++)
+	for (i = 0; i < r->nr_mods; i++) {
 		if (r->mods[i]->end)
 			r->mods[i]->end(r->mod[i], e->state[i], e->pid, how);
+		if (e->state[i])
+			memset(e->state[i], 0, r->mods[i]->state_size);
+	}
 	if (e->labelled)
 		r->stats.labelled--;
 	e->labelled = false;
@@ -207,8 +211,11 @@ struct tls_process *registry__tls(struct proc_view *v, struct tls_diag **diag, i
  */
 static void inspect(struct registry *r, struct proc_entry *e, enum proc_cause cause)
 {
-	struct view_ctx vc = {
-		.v = {.pid = e->pid, .cause = cause, .named = e->named, .registry = r}};
+	struct view_ctx vc = {.v = {.pid = e->pid,
+				    .cause = cause,
+				    .named = e->named,
+				    .env = &r->env,
+				    .registry = r}};
 	struct proc_view *v = &vc.v;
 	struct lp_recipe recipe = {};
 	bool labelled = false, settled = false, pending = false, failed = false, again = false;
@@ -320,17 +327,16 @@ struct registry *registry__new(const struct registry_opts *opts, int *err)
 {
 	struct registry *r = calloc(1, sizeof(*r));
 	const struct proc_module *const *m;
-	struct registry_env env = {
-		.registry = r,
-		.symbolizer = opts->symbolizer,
-		.unwind = opts->unwind,
-		.verbose = opts->verbose,
-	};
 	int ret;
 
 	*err = -ENOMEM;
 	if (!r)
 		return NULL;
+	r->env = (struct registry_env){
+		.symbolizer = opts->symbolizer,
+		.unwind = opts->unwind,
+		.verbose = opts->verbose,
+	};
 	r->target = opts->target;
 	r->max = opts->max_processes;
 	r->verbose = opts->verbose;
@@ -342,7 +348,7 @@ struct registry *registry__new(const struct registry_opts *opts, int *err)
 			*err = -E2BIG;
 			goto out_free;
 		}
-		ret = (*m)->open ? (*m)->open(&env, &r->mod[r->nr_mods]) : 0;
+		ret = (*m)->open ? (*m)->open(&r->env, &r->mod[r->nr_mods]) : 0;
 		if (ret == -ENODEV)
 			continue;
 		if (ret) {

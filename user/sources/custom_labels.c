@@ -13,16 +13,9 @@ struct custom_labels_proc {
 	__u32 form; /* enum lp_label_form found last */
 };
 
-static int custom_labels_open(const struct registry_env *env, void **mod)
-{
-	*mod = (void *)env;
-	return 0;
-}
-
 static int custom_labels_inspect(void *mod, void *state, struct proc_view *v,
 				 struct lp_recipe *recipe)
 {
-	const struct registry_env *env = mod;
 	struct custom_labels_proc *p = state;
 	struct tls_process *tp;
 	struct tls_diag *diag;
@@ -31,9 +24,9 @@ static int custom_labels_inspect(void *mod, void *state, struct proc_view *v,
 	tp = registry__tls(v, &diag, &ret);
 	if (tp)
 		ret = tls_process__custom_labels(tp, recipe, diag);
-	if (ret && ret != -EAGAIN && ret != -ESRCH && env->verbose)
+	if (ret && ret != -EAGAIN && ret != -ESRCH && v->env->verbose)
 		fprintf(stderr, "labelprof: pid %d: %s\n", v->pid, diag->msg);
-	if (!ret && env->verbose && recipe->form != p->form && recipe->form != LP_FORM_NONE)
+	if (!ret && v->env->verbose && recipe->form != p->form && recipe->form != LP_FORM_NONE)
 		fprintf(stderr, "labelprof: pid %d: %s\n", v->pid, diag->msg);
 	p->form = ret ? LP_FORM_NONE : recipe->form;
 	if (ret)
@@ -41,17 +34,8 @@ static int custom_labels_inspect(void *mod, void *state, struct proc_view *v,
 	return recipe->form != LP_FORM_NONE ? PROC_LABELS | PROC_SETTLED : 0;
 }
 
-static void custom_labels_end(void *mod, void *state, pid_t pid, enum proc_end how)
-{
-	struct custom_labels_proc *p = state;
-
-	p->form = LP_FORM_NONE;
-}
-
 const struct proc_module custom_labels_module = {
 	.name = "custom labels",
 	.state_size = sizeof(struct custom_labels_proc),
-	.open = custom_labels_open,
 	.inspect = custom_labels_inspect,
-	.end = custom_labels_end,
 };

@@ -15,15 +15,8 @@ struct go_labels_proc {
 	bool reported; /* what was found was said (-v) for this image */
 };
 
-static int go_labels_open(const struct registry_env *env, void **mod)
-{
-	*mod = (void *)env;
-	return 0;
-}
-
 static int go_labels_inspect(void *mod, void *state, struct proc_view *v, struct lp_recipe *recipe)
 {
-	const struct registry_env *env = mod;
 	struct go_labels_proc *p = state;
 	const struct tls_file_info *exe;
 	struct tls_process *tp;
@@ -36,23 +29,14 @@ static int go_labels_inspect(void *mod, void *state, struct proc_view *v, struct
 		return ret == -ESRCH ? ret : 0;
 	ret = golang__recipe(exe, &recipe->go, diag->go, sizeof(diag->go));
 	/* the executable does not change until the next exec: said once */
-	if (env->verbose && diag->go[0] && !p->reported)
+	if (v->env->verbose && diag->go[0] && !p->reported)
 		fprintf(stderr, "labelprof: pid %d: %s\n", v->pid, diag->go);
 	p->reported |= diag->go[0] != '\0';
 	return ret ? 0 : PROC_LABELS;
 }
 
-static void go_labels_end(void *mod, void *state, pid_t pid, enum proc_end how)
-{
-	struct go_labels_proc *p = state;
-
-	p->reported = false;
-}
-
 const struct proc_module go_labels_module = {
 	.name = "Go labels",
 	.state_size = sizeof(struct go_labels_proc),
-	.open = go_labels_open,
 	.inspect = go_labels_inspect,
-	.end = go_labels_end,
 };

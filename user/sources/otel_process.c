@@ -47,7 +47,6 @@ static void otel_process_end(void *mod, void *state, pid_t pid, enum proc_end ho
 
 	/* a new image publishes its own context, if any */
 	otel_labels__proc_clear(&p->labels);
-	p->read = false;
 }
 
 static size_t otel_process_extra(void *mod, void *state, const struct profile_label **labels)

@@ -13,16 +13,9 @@ struct otel_thread_proc {
 	bool found; /* at the last inspection */
 };
 
-static int otel_thread_open(const struct registry_env *env, void **mod)
-{
-	*mod = (void *)env;
-	return 0;
-}
-
 static int otel_thread_inspect(void *mod, void *state, struct proc_view *v,
 			       struct lp_recipe *recipe)
 {
-	const struct registry_env *env = mod;
 	struct otel_thread_proc *p = state;
 	struct tls_process *tp;
 	struct tls_diag *diag;
@@ -33,7 +26,7 @@ static int otel_thread_inspect(void *mod, void *state, struct proc_view *v,
 	if (tp)
 		ret = tls_process__otel_thread(tp, &recipe->otel, diag);
 	found = !ret && recipe->otel.access != LP_TLS_NONE;
-	if (found && !p->found && env->verbose)
+	if (found && !p->found && v->env->verbose)
 		fprintf(stderr, "labelprof: pid %d: OpenTelemetry thread context: %s\n", v->pid,
 			diag->otel_msg);
 	p->found = found;
@@ -42,17 +35,8 @@ static int otel_thread_inspect(void *mod, void *state, struct proc_view *v,
 	return found ? PROC_LABELS | PROC_SETTLED : 0;
 }
 
-static void otel_thread_end(void *mod, void *state, pid_t pid, enum proc_end how)
-{
-	struct otel_thread_proc *p = state;
-
-	p->found = false;
-}
-
 const struct proc_module otel_thread_module = {
 	.name = "OpenTelemetry thread context",
 	.state_size = sizeof(struct otel_thread_proc),
-	.open = otel_thread_open,
 	.inspect = otel_thread_inspect,
-	.end = otel_thread_end,
 };

@@ -43,7 +43,6 @@ static void symbols_module_end(void *mod, void *state, pid_t pid, enum proc_end 
 	struct symbols_proc *p = state;
 
 	symbolizer__snapshot_end(mod, p->snapshot);
-	p->snapshot = 0;
 }
 
 static __u32 symbols_module_snapshot(void *mod, void *state, pid_t pid)
