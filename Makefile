@@ -181,8 +181,8 @@ KERNEL_BUILD = all $(KERNEL_WORKLOADS:%=$(OUTPUT)/workloads/%) $(OUTPUT)/lib/lib
 test-kernels:
 	$(if $(filter x86,$(HOST_ARCH)),,$(error test-kernels runs on x86-64 hosts))
 	$(Q)scripts/deps.sh --cross aarch64 --kernels
-	$(if $(filter host %-amd64,$(KERNELS)),$(Q)$(MAKE) --no-print-directory $(KERNEL_BUILD))
-	$(if $(filter %-arm64,$(KERNELS)),$(Q)$(MAKE) --no-print-directory ARCH=arm64 \
+	$(if $(filter host %-amd64,$(KERNELS)),$(Q)$(MAKE) -s --no-print-directory $(KERNEL_BUILD))
+	$(if $(filter %-arm64,$(KERNELS)),$(Q)$(MAKE) -s --no-print-directory ARCH=arm64 \
 		OUTPUT=$(OUTPUT)-arm64 $(subst $(OUTPUT)/,$(OUTPUT)-arm64/,$(KERNEL_BUILD)))
 	$(Q)OUTPUT=$(OUTPUT) OUTPUT_ARM64=$(OUTPUT)-arm64 tests/kernels/run $(KERNELS)
 

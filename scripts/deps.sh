@@ -3,8 +3,9 @@
 # Idempotent and non-interactive: installs only what is missing.
 #   scripts/deps.sh [--cross aarch64] [--kernels]
 # --kernels: what `make test-kernels` needs besides the arm64 cross build: qemu
-# for both architectures, busybox and cpio for the guests' initramfs, and the
-# release's backports in the apt sources (its newer kernels).
+# for both architectures, cpio for the guests' initramfs, and the release's
+# backports in the apt sources (its newer kernels). The guests' kernels and
+# busybox are downloaded as packages into the build's cache, not installed.
 set -eu
 
 packages="make gcc g++ clang lld libclang-rt-14-dev llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev pkg-config
@@ -44,7 +45,7 @@ fi
 
 update=
 if [ -n "$kernels" ]; then
-	for p in qemu-system-x86 qemu-system-arm busybox-static cpio; do
+	for p in qemu-system-x86 qemu-system-arm cpio; do
 		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
 			missing="$missing $p"
 	done
