@@ -55,7 +55,7 @@ if [ -n "$kernels" ]; then
 	if ! grep -rqs "^[^#]*[[:space:]]$backports\([[:space:]]\|$\)" /etc/apt/sources.list \
 		/etc/apt/sources.list.d/; then
 		if [ "$(id -u)" -ne 0 ]; then
-			echo "labelprof: $backports is not in the apt sources: run 'make deps' as root" >&2
+			echo "labelprof: $backports is not in the apt sources: run 'make test-kernels' as root" >&2
 			exit 1
 		fi
 		echo "labelprof: adding $backports to the apt sources"
