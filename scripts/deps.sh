@@ -58,9 +58,20 @@ if [ -n "$kernels" ]; then
 			echo "labelprof: $backports is not in the apt sources: run 'make test-kernels' as root" >&2
 			exit 1
 		fi
+		# from the mirror the release itself comes from
+		release=${backports%-backports}
+		uri=$(awk -v s="$release" '/^URIs:/ { u = $2 }
+			/^Suites:/ { for (i = 2; i <= NF; i++) if ($i == s) { print u; exit } }' \
+			/etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+		[ -n "$uri" ] || uri=$(awk -v s="$release" '$1 == "deb" && $3 == s { print $2; exit }' \
+			/etc/apt/sources.list 2>/dev/null)
+		if [ -z "$uri" ]; then
+			echo "labelprof: no apt source for $release to add $backports beside" >&2
+			exit 1
+		fi
 		echo "labelprof: adding $backports to the apt sources"
-		printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
-			"$backports" /usr/share/keyrings/debian-archive-keyring.gpg \
+		printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
+			"$uri" "$backports" /usr/share/keyrings/debian-archive-keyring.gpg \
 			>"/etc/apt/sources.list.d/$backports.sources"
 		update=1
 	fi
