@@ -8,6 +8,9 @@
 # make bench      run the benchmarks
 # make ARCH=arm64 build the BPF object (and, with the cross toolchain, the rest) for aarch64
 # make SANITIZE=1 build with ASan + UBSan (output in .output-san)
+# make test-kernels  boot Debian's kernels (6.1, 6.12; x86-64, arm64) under qemu and
+#                 run a smoke of the end-to-end checks in each; KERNELS="6.1-arm64 host"
+#                 picks some (tests/kernels/run)
 # make V=1        show the commands
 
 HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64.*/arm64/')
@@ -65,7 +68,8 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: FORCE all bpf deps test test-build test-unit test-e2e demo bench format clean print-unit-tests
+.PHONY: FORCE all bpf deps test test-build test-unit test-e2e test-kernels demo bench format clean \
+	print-unit-tests
 
 # ---- BPF object and skeleton -------------------------------------------------
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall -Werror \
@@ -166,6 +170,21 @@ test-unit: test-build
 
 test-e2e: test-build
 	$(Q)OUTPUT=$(OUTPUT) tests/run --e2e
+
+# The guests' labelprof and workloads: this build for x86-64 guests, the arm64
+# cross build beside it for arm64 guests. x86-64 hosts only (no x86-64 cross build).
+KERNELS ?= host 6.1-amd64 6.12-amd64 6.1-arm64 6.12-arm64
+KERNEL_WORKLOADS := groundtruth-v1-lib otel-lib golabels-cgo0-plain golabels-cgo1-plain \
+	unwind_c-gcc
+KERNEL_BUILD = all $(KERNEL_WORKLOADS:%=$(OUTPUT)/workloads/%) $(OUTPUT)/lib/libcustomlabels.so \
+	$(OUTPUT)/lib/libunwind_lib-gcc.so
+test-kernels:
+	$(if $(filter x86,$(HOST_ARCH)),,$(error test-kernels runs on x86-64 hosts))
+	$(Q)scripts/deps.sh --cross aarch64 --kernels
+	$(if $(filter host %-amd64,$(KERNELS)),$(Q)$(MAKE) -s --no-print-directory $(KERNEL_BUILD))
+	$(if $(filter %-arm64,$(KERNELS)),$(Q)$(MAKE) -s --no-print-directory ARCH=arm64 \
+		OUTPUT=$(OUTPUT)-arm64 $(subst $(OUTPUT)/,$(OUTPUT)-arm64/,$(KERNEL_BUILD)))
+	$(Q)OUTPUT=$(OUTPUT) OUTPUT_ARM64=$(OUTPUT)-arm64 tests/kernels/run $(KERNELS)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(DEMO_DEPS)

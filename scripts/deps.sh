@@ -1,7 +1,11 @@
 #!/bin/sh
 # Installs the Debian packages labelprof's build, tests, demo and benchmarks need.
 # Idempotent and non-interactive: installs only what is missing.
-#   scripts/deps.sh [--cross aarch64]
+#   scripts/deps.sh [--cross aarch64] [--kernels]
+# --kernels: what `make test-kernels` needs besides the arm64 cross build: qemu
+# for both architectures, cpio for the guests' initramfs, and the release's
+# backports in the apt sources (its newer kernels). The guests' kernels and
+# busybox are downloaded as packages into the build's cache, not installed.
 set -eu
 
 packages="make gcc g++ clang lld libclang-rt-14-dev llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev pkg-config
@@ -12,9 +16,14 @@ packages="make gcc g++ clang lld libclang-rt-14-dev llvm bpftool libbpf-dev libe
 	libcurl4-openssl-dev libmicrohttpd-dev libsystemd-dev libinih-dev systemd tmux yamllint groff-base python3-yaml python3-kubernetes strace mount"
 
 cross=
-if [ "${1:-}" = --cross ]; then
-	cross=$2
-fi
+kernels=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--cross) cross=$2; shift 2 ;;
+	--kernels) kernels=1; shift ;;
+	*) echo "usage: $0 [--cross aarch64] [--kernels]" >&2; exit 2 ;;
+	esac
+done
 
 missing=
 for p in $packages; do
@@ -26,7 +35,7 @@ if [ "$cross" = aarch64 ]; then
 		dpkg --add-architecture arm64
 		missing="$missing libbpf-dev:arm64"
 	fi
-	for p in libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libcmocka-dev:arm64 \
+	for p in g++-aarch64-linux-gnu libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libcmocka-dev:arm64 \
 		libprotobuf-c-dev:arm64 libcurl4-openssl-dev:arm64 libmicrohttpd-dev:arm64 libinih-dev:arm64 \
 		libsystemd-dev:arm64; do
 		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
@@ -34,7 +43,44 @@ if [ "$cross" = aarch64 ]; then
 	done
 fi
 
-[ -z "$missing" ] && exit 0
+update=
+if [ -n "$kernels" ]; then
+	for p in qemu-system-x86 qemu-system-arm cpio; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+			missing="$missing $p"
+	done
+	# The backports suite, where Debian publishes its newer kernels for this release.
+	# shellcheck disable=SC1091
+	backports=$(. /etc/os-release && echo "$VERSION_CODENAME-backports")
+	if ! grep -rqs "^[^#]*[[:space:]]$backports\([[:space:]]\|$\)" /etc/apt/sources.list \
+		/etc/apt/sources.list.d/; then
+		if [ "$(id -u)" -ne 0 ]; then
+			echo "labelprof: $backports is not in the apt sources: run 'make test-kernels' as root" >&2
+			exit 1
+		fi
+		# from the mirror the release itself comes from
+		release=${backports%-backports}
+		uri=$(awk -v s="$release" '/^URIs:/ { u = $2 }
+			/^Suites:/ { for (i = 2; i <= NF; i++) if ($i == s) { print u; exit } }' \
+			/etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+		[ -n "$uri" ] || uri=$(awk -v s="$release" '$1 == "deb" && $3 == s { print $2; exit }' \
+			/etc/apt/sources.list 2>/dev/null)
+		if [ -z "$uri" ]; then
+			echo "labelprof: no apt source for $release to add $backports beside" >&2
+			exit 1
+		fi
+		echo "labelprof: adding $backports to the apt sources"
+		printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
+			"$uri" "$backports" /usr/share/keyrings/debian-archive-keyring.gpg \
+			>"/etc/apt/sources.list.d/$backports.sources"
+		update=1
+	fi
+fi
+
+if [ -z "$missing" ]; then
+	[ -n "$update" ] && apt-get update -qq
+	exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "labelprof: missing packages:$missing" >&2

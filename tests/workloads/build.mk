@@ -153,7 +153,11 @@ WL_BINS += $(WL_DIR)/otel-lib $(WL_DIR)/otel-exe
 # downloads; build cache and GOPATH under $(OUTPUT), not in the home directory.
 WL_GO_SRCS := $(wildcard $(WL_SRC)/golabels/*.go) $(WL_SRC)/golabels/go.mod
 WL_GO_ENV = GOCACHE=$(abspath $(OUTPUT))/go-cache GOPATH=$(abspath $(OUTPUT))/go-path \
-	GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local
+	GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local $(WL_GO_CROSS)
+# make ARCH=arm64 on x86-64: Go's own cross-compiler, and the cross gcc for cgo.
+WL_GOARCH_x86 := amd64
+WL_GOARCH_arm64 := arm64
+WL_GO_CROSS := $(if $(CROSS_COMPILE),GOARCH=$(WL_GOARCH_$(ARCH)) CC=$(CC))
 WL_GO_LDFLAGS_plain :=
 WL_GO_LDFLAGS_stripped := -s -w
 
