@@ -71,6 +71,8 @@ static const struct {
 	const char *why;
 } outcomes[] = {
 	{LP_ST_EXITING, "the thread is exiting: its TLS may already belong to another thread"},
+	{LP_ST_WORKER, "an io_uring or kernel (vhost) worker: its TLS is its creator's, it has no "
+		       "thread labels of its own"},
 	{LP_ST_TLS_PENDING, "the dynamic loader has not relocated the labels library yet"},
 	{LP_ST_DTV_UNALLOCATED,
 	 "the thread never touched the labels library's TLS (its DTV slot is unallocated)"},
@@ -280,7 +282,9 @@ int cmd_labels(int argc, char **argv)
 		       "labels, a key over 128 bytes or a value over 256 bytes, the limits "
 		       "'labelprof record' reads with); malformed (a label with a NULL key or "
 		       "value pointer but a non-zero length was skipped; a NULL value of length "
-		       "0 is a label not in use and is skipped silently); exiting.\n\n"
+		       "0 is a label not in use and is skipped silently); exiting; worker (an "
+		       "io_uring or vhost worker thread: its TLS is its creator's, so it has no "
+		       "thread labels of its own, only the process context's).\n\n"
 		       "--json writes {\"pid\", \"form\", \"otel_thread\", \"object\", \"recipe\", "
 		       "\"go\", \"threads\": [{\"tid\", \"comm\", \"labels\": {KEY: VALUE}, "
 		       "\"label_sources\": {KEY: SOURCE}, \"status\", \"flags\"}]} "
