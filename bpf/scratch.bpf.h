@@ -62,6 +62,8 @@ struct lp_gowalk {
 	__u32 idx;	/* buckets of the array read */
 	__u32 n;	/* labels gathered into sc->labels */
 	__u32 full;	/* a slot was left out: max_labels reached */
+	__u32 fault;	/* a bucket could not be read */
+	__u32 pad;
 };
 
 /* The state of a CFI walk of the user stack (walk_user_cfi). */
