@@ -6,7 +6,8 @@
  * publishes a process context (OTEP 4719) naming the attribute keys and its
  * resource attributes. The report has groundtruth's layout: per context the
  * exact labels a reader must see (attributes by name, trace and span ids in
- * hex, the resource attributes), its CPU time, and every interval.
+ * hex, the resource attributes), its CPU time, and every interval. A key
+ * index the key map does not name is no label.
  *
  * --hostile switches between records a reader must survive instead: a
  * garbage pointer, attrs_data_size past the record, valid = 0, an entry cut
@@ -29,8 +30,9 @@
 #define MAX_ATTRS   4
 
 static const char *const key_map[] = {"http.route", "tenant", "user.id", "db.system"};
-/* A key index the map does not name: readers show it by number. */
+/* A key index the map does not name: readers leave it out. */
 #define UNNAMED_KEY 9
+#define NKEYS	    (sizeof(key_map) / sizeof(key_map[0]))
 
 static const struct custom_labels_otel_attr resource[] = {
 	{"service.name", "otel-groundtruth"},
@@ -259,10 +261,9 @@ static void put_labels(FILE *f, unsigned int k)
 	if (c->trace_hex)
 		fprintf(f, ",\"trace_id\":\"%s\",\"span_id\":\"%s\"", c->trace_hex, c->span_hex);
 	for (const struct attr *a = c->attrs; a->key >= 0; a++) {
-		if (a->key < (int)(sizeof(key_map) / sizeof(key_map[0])))
-			fprintf(f, ",\"%s\":", key_map[a->key]);
-		else
-			fprintf(f, ",\"otel.key.%d\":", a->key);
+		if (a->key >= (int)NKEYS)
+			continue;
+		fprintf(f, ",\"%s\":", key_map[a->key]);
 		wl_json_str(f, a->value);
 	}
 }
