@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * OpenTelemetry labels as written (docs/design.md section 1): BPF copies a
- * thread context's attributes with their one-byte key index as key and its
- * trace and span ids as raw bytes; this names the keys through the process
- * context's threadlocal.attribute_key_map, writes the ids in hex (W3C trace
- * context form) and adds the process context's resource attributes to every
- * sample of the process (source LP_SRC_OTEL_PROCESS). An attribute whose key
- * index the map does not name is left out, and asks for a new read of the
- * context (at most every OTEL_REFRESH_MIN_MS). Contexts are read once per
- * process and checked again at most every OTEL_RECHECK_MS. Whoever keeps a
- * process's state (registry/) hands it in. Not thread-safe.
+ * thread context's attributes (the last entry of each key index) with their
+ * one-byte key index as key, and its trace and span ids as raw bytes; this
+ * names the keys through the process context's threadlocal.attribute_key_map,
+ * writes the ids in hex (W3C trace context form) and adds the process
+ * context's resource attributes to every sample of the process (source
+ * LP_SRC_OTEL_PROCESS). An attribute whose key index the map does not name is
+ * left out, and asks for a new read of the context (at most every
+ * OTEL_REFRESH_MIN_MS). Contexts are read once per process and checked again
+ * at most every OTEL_RECHECK_MS. Whoever keeps a process's state (registry/)
+ * hands it in. Not thread-safe.
  */
 #ifndef LABELPROF_OTEL_LABELS_H
 #define LABELPROF_OTEL_LABELS_H
