@@ -88,9 +88,6 @@ static __always_inline __u64 arch_load_acquire(__u64 *p)
 #ifndef PF_VCPU
 #define PF_VCPU 0x00000001
 #endif
-#ifndef PF_USER_WORKER
-#define PF_USER_WORKER 0x00004000
-#endif
 
 /* Where a walk of the user stack starts: the user registers of the sample. */
 struct arch_user_regs {

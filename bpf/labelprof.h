@@ -172,6 +172,11 @@ enum lp_sample_status {
 	LP_ST_UNWIND_CFI = 1 << 12,   /* CFI rows unwound some user frames */
 	LP_ST_UNWIND_FP = 1 << 13,    /* frame pointers unwound some user frames */
 	LP_ST_USTACK_TRUNCATED = 1 << 14, /* the user walk stopped before the outermost frame */
+	/*
+	 * An io_uring or vhost worker: its thread pointer is its creator's, so
+	 * its thread labels are not read (they are the creator's, as they are now).
+	 */
+	LP_ST_WORKER = 1 << 15,
 };
 
 /*

@@ -67,6 +67,15 @@ static __always_inline struct lp_recipe *sample_recipe(struct task_struct *task,
 		s->status |= LP_ST_EXITING;
 		return NULL;
 	}
+	/*
+	 * io_uring and vhost workers start with their creator's thread pointer:
+	 * their TLS is the creator's, whose labels they would carry as they are
+	 * now. The process's own labels (userspace's) still apply.
+	 */
+	if (task_flags & (PF_IO_WORKER | PF_USER_WORKER)) {
+		s->status |= LP_ST_WORKER;
+		return NULL;
+	}
 	r = find_recipe(sc, s->tgid, remote);
 	if (!r) {
 		s->status |= LP_ST_NO_RECIPE;

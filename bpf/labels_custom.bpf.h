@@ -20,6 +20,7 @@ struct copy_ctx {
 	__u64 hi;      /* the end of the furthest string */
 	__u32 at;      /* where in set[] the labels start */
 	__u32 win_len; /* bytes of win[] read; 0: no window, every string read by itself */
+	__u32 fault;   /* a read failed: the set's labels are left out */
 };
 
 /* label i of the set read into sc->set */
@@ -144,21 +145,26 @@ static __always_inline long copy_label(__u32 i, struct copy_ctx *cx, bool remote
 		copy_window(sc, o + klen, vat, vlen, LP_MAX_VALUE_LEN);
 	} else if (klen == l->key.len && l->value.buf == l->key.buf + klen) {
 		/* a value right after its whole key (libcustomlabels keeps it so): one read */
-		if (read_user(cx->task, remote, &sc->rec[o & REC_MASK], klen + vlen, l->key.buf)) {
-			s->status |= LP_ST_READ_FAULT;
-			return 0;
-		}
+		if (read_user(cx->task, remote, &sc->rec[o & REC_MASK], klen + vlen, l->key.buf))
+			goto fault;
 	} else if (read_user(cx->task, remote, &sc->rec[o & REC_MASK], klen, l->key.buf) ||
 		   read_user(cx->task, remote, &sc->rec[(o + klen) & REC_MASK], vlen,
 			     l->value.buf)) {
-		s->status |= LP_ST_READ_FAULT;
-		return 0;
+		goto fault;
 	}
 	put_u16(&sc->rec[start & REC_MASK], klen);
 	put_u16(&sc->rec[(start + 2) & REC_MASK], vlen);
 	sc->off = o + klen + vlen;
 	s->label_count++;
 	return 0;
+fault:
+	/*
+	 * The labels read before it and a later duplicate of a key would make a
+	 * set that never was: the caller drops the set's labels.
+	 */
+	s->status |= LP_ST_READ_FAULT;
+	cx->fault = 1;
+	return 1;
 }
 
 /* bpf_loop takes a function, not a constant argument: one body per reader. */
@@ -175,7 +181,8 @@ static long copy_label_remote(__u32 i, struct copy_ctx *cx)
 /*
  * Reads the label set whose { storage, count } is at addr (near: its labels
  * may follow closely, as in a v1 set) and copies its labels into the record
- * at *off, in storage order (duplicates are kept: userspace keeps the first).
+ * at *off, in storage order (duplicates are kept: userspace keeps the first),
+ * or none of them when a read fails.
  * Few reads, as each costs about as much as copying a few hundred bytes: the
  * header with the labels close behind it, then one window over the strings
  * when they lie close together, else a read per label (per-string reads for
@@ -187,6 +194,7 @@ static __always_inline void copy_labels(struct task_struct *task, bool remote,
 {
 	struct copy_ctx cx = {.sc = sc, .s = s, .task = task, .c = c, .lo = -1ULL};
 	__u32 most = max_labels < LP_MAX_LABELS ? max_labels : LP_MAX_LABELS, n;
+	__u16 before = s->label_count;
 	__u32 spec = LSET_NEAR + most * sizeof(struct lp_label_abi);
 	__u64 storage, count, rel, len;
 
@@ -225,8 +233,11 @@ static __always_inline void copy_labels(struct task_struct *task, bool remote,
 		cx.win_len = len;
 	sc->off = *off;
 	bpf_loop(n, remote ? copy_label_remote : copy_label_current, &cx, 0);
-	if (sc->off < *off || sc->off > LP_RECORD_MAX)
+	/* a fault: back to where the set started */
+	if (cx.fault || sc->off < *off || sc->off > LP_RECORD_MAX) {
+		s->label_count = before;
 		return;
+	}
 	s->label_bytes += sc->off - *off;
 	*off = sc->off;
 }

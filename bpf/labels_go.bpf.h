@@ -86,6 +86,7 @@ static __always_inline long go_map_bucket(struct go_ctx *gx, bool remote)
 	}
 	if (read_user(gx->cp.task, remote, sc->go_bucket, LP_GO_BUCKET_SIZE, addr)) {
 		gx->cp.s->status |= LP_ST_READ_FAULT;
+		w->fault = 1;
 		w->next = 0;
 		w->idx = w->nbuckets;
 		return 1;
@@ -156,16 +157,18 @@ static __always_inline __u32 go_gather_map(struct go_ctx *gx, __u64 labels)
 	w->idx = 0;
 	w->n = 0;
 	w->full = 0;
+	w->fault = 0;
 	bpf_loop(LP_GO_MAX_BUCKET_READS, gx->remote ? go_map_bucket_remote : go_map_bucket_current,
 		 gx, 0);
-	if (s->status & LP_ST_READ_FAULT)
+	/* (an earlier source's fault is no reason to leave these out) */
+	if (w->fault)
 		return 0;
-	if (w->full || w->next || w->idx < w->nbuckets)
+	if (w->full || w->next || w->idx < w->nbuckets) {
 		s->status |= LP_ST_TRUNCATED;
-	else if (w->n != h[0]) /* the map says otherwise: no partial set */
+	} else if (w->n != h[0]) { /* the map says otherwise: no partial set */
 		s->status |= LP_ST_MALFORMED;
-	if (s->status & LP_ST_MALFORMED)
 		return 0;
+	}
 	return w->n;
 }
 
@@ -224,6 +227,7 @@ static __always_inline void read_go_labels(struct task_struct *task, bool remote
 	const struct lp_go_ref *go = &r->go;
 	struct go_ctx gx = {.cp = {.sc = sc, .s = s, .task = task}, .remote = remote};
 	__u64 g, m = 0, curg = 0, labels = 0;
+	__u16 before = s->label_count;
 	__u32 n;
 
 	if (go_current_g(task, remote, go, &g) ||
@@ -246,8 +250,11 @@ static __always_inline void read_go_labels(struct task_struct *task, bool remote
 		return;
 	sc->off = *off;
 	bpf_loop(n, remote ? go_copy_label_remote : go_copy_label_current, &gx, 0);
-	if (sc->off < *off || sc->off > LP_RECORD_MAX)
+	/* a string that faults drops the whole set (see copy_label) */
+	if (gx.cp.fault || sc->off < *off || sc->off > LP_RECORD_MAX) {
+		s->label_count = before;
 		return;
+	}
 	s->label_bytes += sc->off - *off;
 	*off = sc->off;
 }

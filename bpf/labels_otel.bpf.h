@@ -10,14 +10,15 @@
 
 /*
  * Appends the label { key, otel[at..at+len) } of the OTel thread source at
- * sc->off; key and len are constants at every call site.
+ * sc->off; key and len are constants at every call site. The ids are not
+ * counted against max_labels: a sample keeps its trace whatever else it has.
  */
 static __always_inline void put_otel_id(struct lp_scratch *sc, struct lp_sample *s, const char *key,
 					__u32 klen, __u32 at, __u32 len)
 {
 	__u32 o = sc->off;
 
-	if (s->label_count >= max_labels || o > LP_RECORD_MAX - 64) {
+	if (o > LP_RECORD_MAX - 64) {
 		s->status |= LP_ST_TRUNCATED;
 		return;
 	}
@@ -30,27 +31,51 @@ static __always_inline void put_otel_id(struct lp_scratch *sc, struct lp_sample 
 }
 
 /*
- * One attrs_data entry { key_index, len, bytes }, by bpf_loop: its key is the
- * key index (one byte, userspace names it), its value the bytes.
+ * One attrs_data entry { key_index, len, bytes } checked, by bpf_loop: the
+ * entries end at otel_end, where one cut short (malformed, or truncated in a
+ * record larger than what was read) moves it back to. A key index's last
+ * entry is the one that counts (OTEP 4947): otel_last says where it is.
+ */
+static long otel_scan(__u32 i, struct lp_scratch **scp)
+{
+	struct lp_scratch *sc = *scp;
+	struct lp_sample *s = (struct lp_sample *)sc->rec;
+	__u32 pos = sc->otel_pos, end = sc->otel_end;
+
+	if (end > LP_OTEL_RECORD_MAX || pos + 2 > end ||
+	    pos + 2 + sc->otel[(pos + 1) & OTEL_BUF_MASK] > end) {
+		if (pos < end) /* a lone byte or an entry cut short */
+			s->status |= sc->otel_cut ? LP_ST_TRUNCATED : LP_ST_MALFORMED;
+		sc->otel_end = pos;
+		return 1;
+	}
+	sc->otel_last[sc->otel[pos & OTEL_BUF_MASK]] = pos;
+	sc->otel_pos = pos + 2 + sc->otel[(pos + 1) & OTEL_BUF_MASK];
+	return 0;
+}
+
+/*
+ * One checked attrs_data entry into the record, by bpf_loop: its key is the
+ * key index (one byte, userspace names it), its value the bytes. An entry
+ * whose key index comes again later is left out.
  */
 static long otel_attr(__u32 i, struct lp_scratch **scp)
 {
 	struct lp_scratch *sc = *scp;
 	struct lp_sample *s = (struct lp_sample *)sc->rec;
 	__u32 pos = sc->otel_pos, end = sc->otel_end, o = sc->off, len, vlen;
+	__u8 key;
 
-	if (end > LP_OTEL_RECORD_MAX || pos + 2 > end) {
-		if (pos < end) /* a lone byte: an incomplete entry */
-			s->status |= LP_ST_MALFORMED;
+	if (end > LP_OTEL_RECORD_MAX || pos + 2 > end)
 		return 1;
-	}
 	len = sc->otel[(pos + 1) & OTEL_BUF_MASK];
-	if (pos + 2 + len > end) {
-		s->status |= LP_ST_MALFORMED;
+	if (pos + 2 + len > end)
 		return 1;
-	}
 	sc->otel_pos = pos + 2 + len;
-	if (s->label_count >= max_labels) {
+	key = sc->otel[pos & OTEL_BUF_MASK];
+	if (sc->otel_last[key] != pos)
+		return 0;
+	if (s->label_count >= sc->otel_most) {
 		s->status |= LP_ST_TRUNCATED;
 		return 1;
 	}
@@ -63,7 +88,7 @@ static long otel_attr(__u32 i, struct lp_scratch **scp)
 	}
 	put_u16(&sc->rec[o & REC_MASK], 1 | OTEL_SRC_BITS);
 	put_u16(&sc->rec[(o + 2) & REC_MASK], vlen);
-	sc->rec[(o + 4) & REC_MASK] = sc->otel[pos & OTEL_BUF_MASK];
+	sc->rec[(o + 4) & REC_MASK] = key;
 	bpf_probe_read_kernel(&sc->rec[(o + 5) & REC_MASK], vlen & 0xff,
 			      &sc->otel[(pos + 2) & OTEL_BUF_MASK]);
 	sc->off = o + sizeof(struct lp_label_hdr) + 1 + vlen;
@@ -80,6 +105,7 @@ static __always_inline void read_otel_thread(struct task_struct *task, bool remo
 					     struct lp_sample *s, __u32 *off)
 {
 	__u64 addr, ptr, *ids = (__u64 *)sc->otel;
+	__u16 before = s->label_count;
 	__u32 size;
 
 	if (tls_object_addr(task, remote, &r->otel, &addr, &s->status))
@@ -92,8 +118,10 @@ static __always_inline void read_otel_thread(struct task_struct *task, bool remo
 	if (!ptr) /* no context */
 		return;
 	/*
-	 * The whole record in one read; a shorter record at the end of its
-	 * mapping makes that fail, and is read by its header's size.
+	 * The record's first LP_OTEL_RECORD_MAX bytes (the OTEP's recommended
+	 * size; a larger record's attributes past them are left out) in one
+	 * read. A shorter record at the end of its mapping makes that fail, and
+	 * is read by its header's size.
 	 */
 	if (read_user(task, remote, sc->otel, LP_OTEL_RECORD_MAX, ptr)) {
 		if (read_user(task, remote, sc->otel, LP_OTEL_RECORD_HDR, ptr)) {
@@ -101,11 +129,9 @@ static __always_inline void read_otel_thread(struct task_struct *task, bool remo
 			return;
 		}
 		size = *(__u16 *)&sc->otel[26];
-		if (size > LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR) {
-			s->status |= LP_ST_MALFORMED;
-			return;
-		}
-		if (read_user(task, remote, sc->otel, LP_OTEL_RECORD_HDR + size, ptr)) {
+		/* a record that says it is larger than what can be read is not one */
+		if (size > LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR ||
+		    read_user(task, remote, sc->otel, LP_OTEL_RECORD_HDR + size, ptr)) {
 			s->status |= LP_ST_READ_FAULT;
 			return;
 		}
@@ -113,9 +139,10 @@ static __always_inline void read_otel_thread(struct task_struct *task, bool remo
 	if (sc->otel[24] != LP_OTEL_VALID)
 		return;
 	size = *(__u16 *)&sc->otel[26];
-	if (size > LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR) {
-		s->status |= LP_ST_MALFORMED;
-		return;
+	sc->otel_cut = size > LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR;
+	if (sc->otel_cut) {
+		s->status |= LP_ST_TRUNCATED;
+		size = LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR;
 	}
 	sc->off = *off;
 	if (ids[0] | ids[1]) {
@@ -125,11 +152,16 @@ static __always_inline void read_otel_thread(struct task_struct *task, bool remo
 			put_otel_id(sc, s, LP_OTEL_KEY_SPAN_ID, sizeof(LP_OTEL_KEY_SPAN_ID) - 1,
 				    LP_OTEL_TRACE_ID_LEN, LP_OTEL_SPAN_ID_LEN);
 	}
+	sc->otel_most = s->label_count - before + max_labels;
 	sc->otel_pos = LP_OTEL_RECORD_HDR;
 	sc->otel_end = LP_OTEL_RECORD_HDR + size;
+	bpf_loop((LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR) / 2, otel_scan, &sc, 0);
+	sc->otel_pos = LP_OTEL_RECORD_HDR;
 	bpf_loop((LP_OTEL_RECORD_MAX - LP_OTEL_RECORD_HDR) / 2, otel_attr, &sc, 0);
-	if (sc->off < *off || sc->off > LP_RECORD_MAX)
+	if (sc->off < *off || sc->off > LP_RECORD_MAX) {
+		s->label_count = before;
 		return;
+	}
 	s->label_bytes += sc->off - *off;
 	*off = sc->off;
 }

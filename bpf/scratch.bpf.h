@@ -62,6 +62,8 @@ struct lp_gowalk {
 	__u32 idx;	/* buckets of the array read */
 	__u32 n;	/* labels gathered into sc->labels */
 	__u32 full;	/* a slot was left out: max_labels reached */
+	__u32 fault;	/* a bucket could not be read */
+	__u32 pad;
 };
 
 /* The state of a CFI walk of the user stack (walk_user_cfi). */
@@ -144,8 +146,12 @@ struct lp_scratch {
 	/* The OTel thread context walk: the next entry of attrs_data in otel[], its end. */
 	__u32 otel_pos;
 	__u32 otel_end;
+	__u32 otel_cut;	 /* the record is larger than what was read of it */
+	__u32 otel_most; /* label_count the attributes stop at: max_labels plus the ids */
 	/* An OTel thread context record; the slack keeps masked reads of an entry inside. */
 	__u8 otel[OTEL_BUF_MASK + 1 + 256];
+	/* per key index, where its last entry in otel[] is (the one that counts) */
+	__u16 otel_last[256];
 	struct lp_rcache rc;
 	struct lp_fcache fc;
 	struct lp_gowalk gw;

@@ -76,6 +76,8 @@ struct linux_binprm;
 #pragma clang attribute pop
 
 #define PF_EXITING 0x00000004
+#define PF_IO_WORKER   0x00000010
+#define PF_USER_WORKER 0x00004000
 #define PF_KTHREAD 0x00200000
 #define PROT_EXEC 0x4
 

@@ -1,7 +1,9 @@
 """Hostile label sets: NULL and unmapped pointers, absurd counts and lengths,
 NULL keys and values, duplicate keys, a set rewritten while it is sampled,
 bytes that are not UTF-8, labels over the length limits, strings packed up to
-an unreadable page, strings pages apart. One hostile process
+an unreadable page, strings pages apart, sets whose read faults part way (no
+label of the set, neither the labels before the fault nor a later duplicate's
+value). One hostile process
 runs every mode in its own thread and burn function; its report says what a
 correct reader may and must attribute in each. labelprof must survive, count
 the problems, and never invent a label."""
@@ -16,7 +18,7 @@ from conftest import (ATTRIBUTION_MIN, LABELPROF, as_bytes, check_exit, count, f
 DURATION = 3
 COMMON_MODES = ["clean", "null-storage", "huge-count", "unmapped-storage", "huge-lengths",
                 "null-values", "null-keys", "unused-values", "duplicates", "rewrite", "non-utf8",
-                "long", "window-fault", "scattered"]
+                "long", "window-fault", "scattered", "fault-duplicate", "fault-first"]
 # The v1 ABI publishes a pointer to the set, which can itself be bad.
 MODES = {"hostile": COMMON_MODES + ["null-set", "unmapped-set"], "hostile-v0": COMMON_MODES}
 BINARIES = sorted(MODES)

@@ -6,7 +6,10 @@ must carry exactly its context's labels (attributes by name, trace and span
 ids in hex, the resource attributes) and its share of the CPU time, with the
 thread context in a TLSDESC library (otel-lib) and in the executable's own
 TLS (otel-exe); trace and span ids arrive as OTLP Links and pprof labels;
-hostile records are survived without wrong labels."""
+hostile records are survived without wrong labels. Per OTEP 4947: a key
+index's last entry counts, one the key map does not name is no label, a
+record larger than 640 bytes keeps its ids, and the ids do not count against
+--max-labels."""
 
 import json
 import subprocess
@@ -67,9 +70,10 @@ def test_otel_attribution(request, tmp_path, variant):
 
 
 def test_otel_hostile(request, tmp_path):
-    """Garbage pointers, attrs_data_size past the record, valid = 0, an entry cut
-    short, a short record at the end of its mapping: no crash, exactly the
-    labels that can be trusted, and the faults counted."""
+    """Garbage pointers, a record of 1200 bytes, valid = 0, an entry cut short,
+    a short record at the end of its mapping: no crash, exactly the labels that
+    can be trusted (the large record's ids and the attributes in its first 640
+    bytes, flagged truncated), and the faults counted."""
     report_path = tmp_path / "otel.json"
     with started(otel_argv("lib", report_path, "--hostile")) as wl:
         rec = record(tmp_path, "-p", wl.pid, duration=DURATION)
@@ -83,8 +87,20 @@ def test_otel_hostile(request, tmp_path):
     for s in rec.profile.of_pids(report["pid"]):
         if in_function(s, fn["garbage_pointer"]):
             assert "read_fault" in flags_of(s), s
-        if in_function(s, fn["attrs_past_record"]) or in_function(s, fn["entry_cut_short"]):
+        if in_function(s, fn["entry_cut_short"]):
             assert "malformed" in flags_of(s), s
+        if in_function(s, fn["large_record"]):
+            assert "truncated" in flags_of(s) and "malformed" not in flags_of(s), s
+
+
+def test_otel_ids_beyond_max_labels(request, tmp_path):
+    """--max-labels 2: every context still carries its trace and span ids and
+    up to two attributes (a repeated key index counts once)."""
+    report_path = tmp_path / "otel.json"
+    with started(otel_argv("lib", report_path)) as wl:
+        rec = record(tmp_path, "--max-labels", 2, "-p", wl.pid, duration=DURATION)
+    check_exit(wl)
+    check_groundtruth(request, rec, load_json(report_path))
 
 
 def test_otel_otlp_links_and_pprof_labels(tmp_path):

@@ -148,6 +148,14 @@ $(WL_DIR)/otel-exe: $(WL_SRC)/otel.c $(WL_COMMON) $(call wl_dep_exe,1) | $(WL_DI
 
 WL_BINS += $(WL_DIR)/otel-lib $(WL_DIR)/otel-exe
 
+# uring: a labelled thread driving an SQPOLL io_uring (liburing), whose kernel
+# threads start with its thread pointer.
+$(WL_DIR)/uring: $(WL_SRC)/uring.c $(WL_COMMON) $(call wl_dep_lib,1) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(LDFLAGS) $< $(WL_COMMON) $(call wl_link_lib,1) -luring -o $@
+
+WL_BINS += $(WL_DIR)/uring
+
 # golabels: a Go program labelling goroutines with pprof.Do, built by Debian's
 # golang-go with and without cgo, stripped (-s -w) and not. Offline: no module
 # downloads; build cache and GOPATH under $(OUTPUT), not in the home directory.

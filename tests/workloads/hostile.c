@@ -60,7 +60,7 @@ EXPORT __thread struct {
 #define UNMAPPED_ADDR ((void *)0x1000)
 
 #define MAX_EXPECT 48
-#define MAX_MODES 16
+#define MAX_MODES  24
 
 /* A label a reader may (allowed) or must (required) report. */
 struct expect {
@@ -421,6 +421,14 @@ static void setup_long(struct mode_state *st)
 	publish(st, l, 2);
 }
 
+/* A set whose read faults part way: a reader reports none of its labels. */
+static void publish_faulting(struct mode_state *st, struct hl_label *storage, size_t count)
+{
+	st->flags_expected[0] = "read_fault";
+	st->flags_forbidden[0] = "malformed";
+	publish(st, storage, count);
+}
+
 static void setup_window_fault(struct mode_state *st)
 {
 	/* Strings packed together, the second label's on the page after the first's, unreadable. */
@@ -429,10 +437,35 @@ static void setup_window_fault(struct mode_state *st)
 
 	label(&l[0], text, 5, text + 5, 4);
 	label(&l[1], text + 9, 3, text + 12, 3);
-	expect_exact(st, &l[0]);
-	st->flags_expected[0] = "read_fault";
-	st->flags_forbidden[0] = "malformed";
-	publish(st, l, 2);
+	/* the first label alone is a set that was never published */
+	publish_faulting(st, l, 2);
+}
+
+/*
+ * A valid label, one whose key faults, then the first key again with another
+ * value: the labels read before the fault are a partial set, and a reader
+ * that went on past it could let the duplicate's value win.
+ */
+static void setup_fault_duplicate(struct mode_state *st)
+{
+	struct hl_label *l = guarded(3 * sizeof(*l));
+	const char *text = copy_guarded("fdsetnever", 10);
+
+	label(&l[0], text, 2, text + 2, 3);
+	label(&l[1], UNMAPPED_ADDR, 3, S("x"));
+	label(&l[2], text, 2, text + 5, 5);
+	publish_faulting(st, l, 3);
+}
+
+/* The first label's value faults; a duplicate of its key follows: no label either. */
+static void setup_fault_first(struct mode_state *st)
+{
+	struct hl_label *l = guarded(2 * sizeof(*l));
+	const char *text = copy_guarded("ffnever", 7);
+
+	label(&l[0], text, 2, inaccessible_page(), 3);
+	label(&l[1], text, 2, text + 2, 5);
+	publish_faulting(st, l, 2);
 }
 
 static void setup_scattered(struct mode_state *st)
@@ -487,6 +520,8 @@ BURN_MODE(burn_non_utf8, 11)
 BURN_MODE(burn_long, 12)
 BURN_MODE(burn_window_fault, 15)
 BURN_MODE(burn_scattered, 16)
+BURN_MODE(burn_fault_duplicate, 17)
+BURN_MODE(burn_fault_first, 18)
 
 /*
  * Rewrites the published set between the valid one and garbage while it
@@ -565,6 +600,8 @@ static const struct mode modes[] = {
 	MODE("long", long),
 	MODE("window-fault", window_fault),
 	MODE("scattered", scattered),
+	MODE("fault-duplicate", fault_duplicate),
+	MODE("fault-first", fault_first),
 #undef MODE
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))

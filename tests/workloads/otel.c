@@ -6,12 +6,15 @@
  * publishes a process context (OTEP 4719) naming the attribute keys and its
  * resource attributes. The report has groundtruth's layout: per context the
  * exact labels a reader must see (attributes by name, trace and span ids in
- * hex, the resource attributes), its CPU time, and every interval.
+ * hex, the resource attributes), its CPU time, and every interval. A key
+ * index that comes twice counts by its last entry; one the key map does not
+ * name is no label.
  *
  * --hostile switches between records a reader must survive instead: a
- * garbage pointer, attrs_data_size past the record, valid = 0, an entry cut
- * short, and a short record ending at an unmapped page. Built as otel-lib
- * (libcustomlabels.so, TLSDESC) and otel-exe (static, the executable's TLS).
+ * garbage pointer, a record larger than the recommended 640 bytes, valid = 0,
+ * an entry cut short, and a short record ending at an unmapped page. Built as
+ * otel-lib (libcustomlabels.so, TLSDESC) and otel-exe (static, the
+ * executable's TLS).
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -29,8 +32,9 @@
 #define MAX_ATTRS   4
 
 static const char *const key_map[] = {"http.route", "tenant", "user.id", "db.system"};
-/* A key index the map does not name: readers show it by number. */
+/* A key index the map does not name: readers leave it out. */
 #define UNNAMED_KEY 9
+#define NKEYS	    (sizeof(key_map) / sizeof(key_map[0]))
 
 static const struct custom_labels_otel_attr resource[] = {
 	{"service.name", "otel-groundtruth"},
@@ -56,15 +60,24 @@ static const struct ctx contexts[] = {
 	{"4bf92f3577b34da6a3ce929d0e0e4736",
 	 "a1b2c3d4e5f60718",
 	 {{0, "/checkout"}, {1, "globex"}, {-1, NULL}}},
-	{"0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331", {{1, "acme"}, {-1, NULL}}},
+	{"0af7651916cd43dd8448eb211c80319c",
+	 "b7ad6b7169203331",
+	 {{1, "initech"}, {1, "acme"}, {-1, NULL}}}, /* the last tenant counts */
 	{NULL, NULL, {{2, "42"}, {3, "postgresql"}, {UNNAMED_KEY, "x"}, {-1, NULL}}},
 };
 #define NCTX (sizeof(contexts) / sizeof(contexts[0]))
 
-enum hostile { H_GARBAGE, H_OVERSIZE, H_INVALID, H_PARTIAL, H_SHORT, H_COUNT };
-static const char *const hostile_names[H_COUNT] = {"garbage_pointer", "attrs_past_record",
-						   "not_valid", "entry_cut_short",
-						   "short_record_at_page_end"};
+enum hostile { H_GARBAGE, H_LARGE, H_INVALID, H_PARTIAL, H_SHORT, H_COUNT };
+static const char *const hostile_names[H_COUNT] = {"garbage_pointer", "large_record", "not_valid",
+						   "entry_cut_short", "short_record_at_page_end"};
+
+/*
+ * large_record: 1200 bytes. Past the 640 a reader reads, an entry that
+ * crosses that boundary and one past it; user.id twice before it.
+ */
+#define LARGE_SIZE  1200
+#define LARGE_VALUE 200
+#define LARGE_ROUTE 250
 
 #define BURN(k)                                                                                    \
 	static WL_BURN uint64_t burn_ctx_##k(uint64_t iters)                                       \
@@ -147,6 +160,37 @@ static void fill(struct custom_labels_otel_record *r, const struct ctx *c)
 			wl_die("otel: custom_labels_otel_record_add failed (%d)", err);
 }
 
+/* Appends the entry { key, len, byte x len } at *at of attrs. */
+static void put_entry(unsigned char *attrs, size_t *at, unsigned char key, unsigned char byte,
+		      size_t len)
+{
+	attrs[*at] = key;
+	attrs[*at + 1] = (unsigned char)len;
+	memset(attrs + *at + 2, byte, len);
+	*at += 2 + len;
+}
+
+static struct custom_labels_otel_record *make_large(const struct ctx *c)
+{
+	struct custom_labels_otel_record *r = calloc(1, LARGE_SIZE);
+	unsigned char *attrs = (unsigned char *)r + CUSTOM_LABELS_OTEL_HEADER_SIZE;
+	size_t at;
+
+	if (!r)
+		wl_die("otel: out of memory");
+	fill(r, c); /* tenant=acme */
+	at = r->attrs_data_size;
+	put_entry(attrs, &at, 2, 'a', LARGE_VALUE);
+	put_entry(attrs, &at, 2, 'b', LARGE_VALUE);
+	/* http.route from byte 438 to 690, then db.system */
+	put_entry(attrs, &at, 0, '/', LARGE_ROUTE);
+	put_entry(attrs, &at, 3, 'p', 10);
+	if (CUSTOM_LABELS_OTEL_HEADER_SIZE + at > LARGE_SIZE)
+		wl_die("otel: the large record overflows");
+	r->attrs_data_size = (unsigned short)(LARGE_SIZE - CUSTOM_LABELS_OTEL_HEADER_SIZE);
+	return r;
+}
+
 /* The records a reader must survive, by enum hostile. */
 static void make_hostile(struct worker *w)
 {
@@ -159,8 +203,8 @@ static void make_hostile(struct worker *w)
 
 	free(w->rec[H_GARBAGE]);
 	w->rec[H_GARBAGE] = (void *)(uintptr_t)0x10; /* never mapped */
-	fill(w->rec[H_OVERSIZE], &one);
-	w->rec[H_OVERSIZE]->attrs_data_size = 2000;
+	free(w->rec[H_LARGE]);
+	w->rec[H_LARGE] = make_large(&one);
 	fill(w->rec[H_INVALID], &one);
 	w->rec[H_INVALID]->valid = 0;
 	/* one whole entry, then one that claims 200 bytes of which 3 are there */
@@ -248,21 +292,33 @@ static void put_labels(FILE *f, unsigned int k)
 
 	put_resource(f);
 	if (env.hostile) {
-		/* only the complete entries of entry_cut_short and the short record */
-		if (k == H_PARTIAL || k == H_SHORT)
+		/*
+		 * only the complete entries of entry_cut_short and the short
+		 * record, and what the first 640 bytes of the large one hold
+		 */
+		if (k == H_PARTIAL || k == H_SHORT || k == H_LARGE)
 			fprintf(f, ",\"tenant\":\"acme\"");
-		if (k == H_PARTIAL)
+		if (k == H_PARTIAL || k == H_LARGE)
 			fprintf(f, ",\"trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\","
 				   "\"span_id\":\"00f067aa0ba902b7\"");
+		if (k == H_LARGE) {
+			fprintf(f, ",\"user.id\":\"");
+			for (int i = 0; i < LARGE_VALUE; i++)
+				fputc('b', f);
+			fputc('"', f);
+		}
 		return;
 	}
 	if (c->trace_hex)
 		fprintf(f, ",\"trace_id\":\"%s\",\"span_id\":\"%s\"", c->trace_hex, c->span_hex);
 	for (const struct attr *a = c->attrs; a->key >= 0; a++) {
-		if (a->key < (int)(sizeof(key_map) / sizeof(key_map[0])))
-			fprintf(f, ",\"%s\":", key_map[a->key]);
-		else
-			fprintf(f, ",\"otel.key.%d\":", a->key);
+		bool later = false;
+
+		for (const struct attr *b = a + 1; b->key >= 0; b++)
+			later |= b->key == a->key;
+		if (later || a->key >= (int)NKEYS)
+			continue;
+		fprintf(f, ",\"%s\":", key_map[a->key]);
 		wl_json_str(f, a->value);
 	}
 }

@@ -71,10 +71,13 @@ static const struct {
 	const char *why;
 } outcomes[] = {
 	{LP_ST_EXITING, "the thread is exiting: its TLS may already belong to another thread"},
+	{LP_ST_WORKER, "an io_uring or kernel (vhost) worker: its TLS is its creator's, it has no "
+		       "thread labels of its own"},
 	{LP_ST_TLS_PENDING, "the dynamic loader has not relocated the labels library yet"},
 	{LP_ST_DTV_UNALLOCATED,
 	 "the thread never touched the labels library's TLS (its DTV slot is unallocated)"},
-	{LP_ST_READ_FAULT, "reading the thread's memory failed: labels may be missing"},
+	{LP_ST_READ_FAULT, "reading the thread's memory failed: the source being read gives no "
+			   "label"},
 	{LP_ST_TRUNCATED, "a key, a value or the number of labels hit a limit"},
 	{LP_ST_MALFORMED, "a damaged label (a NULL pointer with a non-zero length) was skipped"},
 };
@@ -276,11 +279,15 @@ int cmd_labels(int argc, char **argv)
 		       "STATUS: ok; dtv_unallocated (the thread never touched the labels "
 		       "library's thread-local storage: it has set no label yet); tls_pending "
 		       "(the library is not relocated yet); read_fault (the thread's memory "
-		       "could not be read: labels may be missing); truncated (more than 16 "
-		       "labels, a key over 128 bytes or a value over 256 bytes, the limits "
-		       "'labelprof record' reads with); malformed (a label with a NULL key or "
-		       "value pointer but a non-zero length was skipped; a NULL value of length "
-		       "0 is a label not in use and is skipped silently); exiting.\n\n"
+		       "could not be read: the source being read gives no label, never part of "
+		       "its set); truncated (more than 16 labels, a key over 128 bytes or a "
+		       "value over 256 bytes, the limits 'labelprof record' reads with, or an "
+		       "OpenTelemetry thread context record over 640 bytes); malformed (a label "
+		       "with a NULL key or value pointer but a non-zero length was skipped; a "
+		       "NULL value of length 0 is a label not in use and is skipped silently); "
+		       "exiting; worker (an io_uring or vhost worker thread: its TLS is its "
+		       "creator's, so it has no thread labels of its own, only the process "
+		       "context's).\n\n"
 		       "--json writes {\"pid\", \"form\", \"otel_thread\", \"object\", \"recipe\", "
 		       "\"go\", \"threads\": [{\"tid\", \"comm\", \"labels\": {KEY: VALUE}, "
 		       "\"label_sources\": {KEY: SOURCE}, \"status\", \"flags\"}]} "

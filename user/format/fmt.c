@@ -109,17 +109,18 @@ __u32 fmt__label_source_of_unit(const char *unit)
 }
 
 static const char *const status_names[32] = {
-	[0] = "no_recipe",  [1] = "labels_read",     [2] = "read_fault",   [3] = "truncated",
-	[4] = "malformed",  [5] = "dtv_unallocated", [6] = "kstack_error", [7] = "ustack_error",
-	[8] = "labels_off", [9] = "tls_pending",     [10] = "exiting",	   [11] = "maps_changed",
-	[14] = "ustack_truncated", [31] = "dropped",
+	[0] = "no_recipe",	   [1] = "labels_read",	 [2] = "read_fault",
+	[3] = "truncated",	   [4] = "malformed",	 [5] = "dtv_unallocated",
+	[6] = "kstack_error",	   [7] = "ustack_error", [8] = "labels_off",
+	[9] = "tls_pending",	   [10] = "exiting",	 [11] = "maps_changed",
+	[14] = "ustack_truncated", [15] = "worker",	 [31] = "dropped",
 };
 
 _Static_assert(LP_ST_NO_RECIPE == 1 << 0 && LP_ST_TRUNCATED == 1 << 3 &&
 		       LP_ST_DTV_UNALLOCATED == 1 << 5 && LP_ST_LABELS_OFF == 1 << 8 &&
 		       LP_ST_TLS_PENDING == 1 << 9 && LP_ST_EXITING == 1 << 10 &&
 		       LP_ST_MAPS_CHANGED == 1 << 11 && LP_ST_USTACK_TRUNCATED == 1 << 14 &&
-		       PROFILE_ST_DROPPED == 1u << 31,
+		       LP_ST_WORKER == 1 << 15 && PROFILE_ST_DROPPED == 1u << 31,
 	       "status_names follows the status bits");
 
 const char *fmt__status_name(unsigned int bit)

@@ -16,19 +16,11 @@ struct otel_labels {
 	/* Hex ids of the record being resolved (extra starts a record). */
 	char trace_hex[2 * LP_OTEL_TRACE_ID_LEN];
 	char span_hex[2 * LP_OTEL_SPAN_ID_LEN];
-	char unnamed[OTEL_CTX_MAX_KEYS][sizeof(OTEL_UNNAMED_KEY_PREFIX) + 3];
 };
 
 struct otel_labels *otel_labels__new(void)
 {
-	struct otel_labels *o = calloc(1, sizeof(*o));
-	size_t i;
-
-	if (!o)
-		return NULL;
-	for (i = 0; i < OTEL_CTX_MAX_KEYS; i++)
-		snprintf(o->unnamed[i], sizeof(o->unnamed[i]), OTEL_UNNAMED_KEY_PREFIX "%zu", i);
-	return o;
+	return calloc(1, sizeof(struct otel_labels));
 }
 
 void otel_labels__free(struct otel_labels *o)
@@ -91,11 +83,11 @@ static void proc_check(struct otel_labels_proc *p)
 {
 	__u64 now = now_ns(), published_at;
 
-	if (!p->ctx) {
-		if (now - p->check_ns >= OTEL_ABSENT_RECHECK_MS * 1000000ull)
-			proc_read(p, NULL, now);
-	} else if (p->stale) {
+	if (p->stale) {
 		if (now - p->check_ns >= OTEL_REFRESH_MIN_MS * 1000000ull)
+			proc_read(p, NULL, now);
+	} else if (!p->ctx) {
+		if (now - p->check_ns >= OTEL_ABSENT_RECHECK_MS * 1000000ull)
 			proc_read(p, NULL, now);
 	} else if (now - p->check_ns >= OTEL_RECHECK_MS * 1000000ull) {
 		/* a new publication (or none any more) changes the header */
@@ -129,27 +121,29 @@ static bool key_is(const struct profile_label *l, const char *key)
 	return l->key_len == strlen(key) && !memcmp(l->key, key, l->key_len);
 }
 
-void otel_labels__label(struct otel_labels *o, struct otel_labels_proc *p,
-			struct profile_label *l)
+bool otel_labels__label(struct otel_labels *o, struct otel_labels_proc *p, struct profile_label *l)
 {
 	const struct otel_ctx *c;
 	unsigned int idx;
 
 	if (l->source != LP_SRC_OTEL_THREAD)
-		return;
+		return true;
 	if (l->key_len == 1) {
 		idx = l->key[0];
 		c = p ? p->ctx : NULL;
 		if (c && idx < c->nr_keys && c->keys[idx]) {
 			l->key = (const unsigned char *)c->keys[idx];
 			l->key_len = bounded_len(c->keys[idx], LP_MAX_KEY_LEN);
-			return;
+			return true;
 		}
-		/* a map that does not name it may be an old one */
-		if (p && c && idx >= c->nr_keys)
+		/*
+		 * The map is append-only: one that does not name the index may be
+		 * an old one, or none was found yet. Until a new read names it, the
+		 * attribute has no name to go by (OTEP 4947: ignored).
+		 */
+		if (p && (!c || idx >= c->nr_keys))
 			p->stale = true;
-		l->key = (const unsigned char *)o->unnamed[idx];
-		l->key_len = strlen(o->unnamed[idx]);
+		return false;
 	} else if (key_is(l, LP_OTEL_KEY_TRACE_ID) && l->value_len == LP_OTEL_TRACE_ID_LEN) {
 		hex__encode(o->trace_hex, l->value, l->value_len);
 		l->value = (const unsigned char *)o->trace_hex;
@@ -159,6 +153,7 @@ void otel_labels__label(struct otel_labels *o, struct otel_labels_proc *p,
 		l->value = (const unsigned char *)o->span_hex;
 		l->value_len = sizeof(o->span_hex);
 	}
+	return true;
 }
 
 static size_t single_extra(void *ctx, __u32 pid, const struct profile_label **labels)
@@ -168,11 +163,11 @@ static size_t single_extra(void *ctx, __u32 pid, const struct profile_label **la
 	return otel_labels__extra(o->single->pid == pid ? o->single : NULL, labels);
 }
 
-static void single_label(void *ctx, __u32 pid, struct profile_label *l)
+static bool single_label(void *ctx, __u32 pid, struct profile_label *l)
 {
 	struct otel_labels *o = ctx;
 
-	otel_labels__label(o, o->single->pid == pid ? o->single : NULL, l);
+	return otel_labels__label(o, o->single->pid == pid ? o->single : NULL, l);
 }
 
 void otel_labels__resolver(struct otel_labels *o, struct otel_labels_proc *p,

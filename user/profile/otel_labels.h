@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * OpenTelemetry labels as written (docs/design.md section 1): BPF copies a
- * thread context's attributes with their one-byte key index as key and its
- * trace and span ids as raw bytes; this names the keys through the process
- * context's threadlocal.attribute_key_map, writes the ids in hex (W3C trace
- * context form) and adds the process context's resource attributes to every
- * sample of the process (source LP_SRC_OTEL_PROCESS). A key index the map
- * does not name is written OTEL_UNNAMED_KEY_PREFIX and its number, and asks
- * for a new read of the context. Contexts are read once per process and
- * checked again at most every OTEL_RECHECK_MS. Whoever keeps a process's
- * state (registry/) hands it in. Not thread-safe.
+ * thread context's attributes (the last entry of each key index) with their
+ * one-byte key index as key, and its trace and span ids as raw bytes; this
+ * names the keys through the process context's threadlocal.attribute_key_map,
+ * writes the ids in hex (W3C trace context form) and adds the process
+ * context's resource attributes to every sample of the process (source
+ * LP_SRC_OTEL_PROCESS). An attribute whose key index the map does not name is
+ * left out, and asks for a new read of the context (at most every
+ * OTEL_REFRESH_MIN_MS). Contexts are read once per process and checked again
+ * at most every OTEL_RECHECK_MS. Whoever keeps a process's state (registry/)
+ * hands it in. Not thread-safe.
  */
 #ifndef LABELPROF_OTEL_LABELS_H
 #define LABELPROF_OTEL_LABELS_H
@@ -21,7 +22,6 @@
 #include "profile/profile.h"
 #include "proc/otel_ctx.h"
 
-#define OTEL_UNNAMED_KEY_PREFIX "otel.key."
 /* How often a process's context header is checked for a new publication. */
 #define OTEL_RECHECK_MS 1000
 /* How often a process without a context is looked at again. */
@@ -34,7 +34,7 @@ struct maps;
 /* What is known of one process's context; zeroed before first use. */
 struct otel_labels_proc {
 	__u32 pid;
-	bool stale;		     /* a key index the map did not name: read again */
+	bool stale;		     /* a key index no map named: read again */
 	__u64 check_ns;		     /* when the context was last looked for or checked */
 	struct otel_ctx *ctx;	     /* NULL: none found */
 	struct profile_label *extra; /* the resource attributes as labels */
@@ -59,11 +59,11 @@ const struct otel_ctx *otel_labels__proc_ctx(struct otel_labels_proc *p);
 /*
  * The two halves of a profile_resolver for a record of process p (NULL: a
  * process without a context): the labels p adds to every record, then each
- * OTel label named and its ids written in hex.
+ * OTel label named and its ids written in hex; false: an attribute the key
+ * map does not name, to be left out.
  */
 size_t otel_labels__extra(struct otel_labels_proc *p, const struct profile_label **labels);
-void otel_labels__label(struct otel_labels *o, struct otel_labels_proc *p,
-			struct profile_label *l);
+bool otel_labels__label(struct otel_labels *o, struct otel_labels_proc *p, struct profile_label *l);
 
 /* A resolver for the records of process p alone (p must outlive its use). */
 void otel_labels__resolver(struct otel_labels *o, struct otel_labels_proc *p,

@@ -21,6 +21,7 @@
 #ifndef LABELPROF_PROFILE_H
 #define LABELPROF_PROFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -52,11 +53,11 @@ struct profile_label {
  * the labels the process adds to every record (they may be none), and the
  * bytes it hands out stay valid until its next call; then label is called
  * for each label whose source is not LP_SRC_CUSTOM_LABELS, and may point its
- * key and value elsewhere.
+ * key and value elsewhere, or return false: the label is left out.
  */
 struct profile_resolver {
 	size_t (*extra)(void *ctx, __u32 pid, const struct profile_label **labels);
-	void (*label)(void *ctx, __u32 pid, struct profile_label *l);
+	bool (*label)(void *ctx, __u32 pid, struct profile_label *l);
 	/*
 	 * The symbolizer snapshot of pid's current image, for records with a
 	 * user stack (NULL, or 0 returned: the stack stays unsymbolized).

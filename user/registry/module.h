@@ -98,7 +98,7 @@ struct proc_module {
 
 	/* Optional, for the profile's resolver (profile/profile.h). */
 	size_t (*extra_labels)(void *mod, void *state, const struct profile_label **labels);
-	void (*label)(void *mod, void *state, struct profile_label *l);
+	bool (*label)(void *mod, void *state, struct profile_label *l); /* false: left out */
 	/* The symbolizer snapshot of the process's current image; 0: none. */
 	__u32 (*snapshot)(void *mod, void *state, pid_t pid);
 

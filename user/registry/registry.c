@@ -513,14 +513,15 @@ size_t registry__extra_labels(struct registry *r, pid_t pid, const struct profil
 	return 0;
 }
 
-void registry__label(struct registry *r, pid_t pid, struct profile_label *l)
+bool registry__label(struct registry *r, pid_t pid, struct profile_label *l)
 {
 	struct proc_entry *e = lookup(r, pid);
 	size_t i;
 
 	for (i = 0; i < r->nr_mods; i++)
-		if (r->mods[i]->label)
-			r->mods[i]->label(r->mod[i], e ? e->state[i] : NULL, l);
+		if (r->mods[i]->label && !r->mods[i]->label(r->mod[i], e ? e->state[i] : NULL, l))
+			return false;
+	return true;
 }
 
 __u32 registry__snapshot(struct registry *r, pid_t pid)

@@ -72,7 +72,7 @@ int registry__next_due_ms(const struct registry *r);
  * parent's recipe in BPF and sends no hint) is inspected at its snapshot.
  */
 size_t registry__extra_labels(struct registry *r, pid_t pid, const struct profile_label **labels);
-void registry__label(struct registry *r, pid_t pid, struct profile_label *l);
+bool registry__label(struct registry *r, pid_t pid, struct profile_label *l);
 __u32 registry__snapshot(struct registry *r, pid_t pid);
 
 /* Whether a module found labels in process pid. */

@@ -45,9 +45,9 @@ static size_t extra_labels(void *ctx, __u32 pid, const struct profile_label **la
 	return registry__extra_labels(ctx, pid, labels);
 }
 
-static void label(void *ctx, __u32 pid, struct profile_label *l)
+static bool label(void *ctx, __u32 pid, struct profile_label *l)
 {
-	registry__label(ctx, pid, l);
+	return registry__label(ctx, pid, l);
 }
 
 static __u32 snapshot(void *ctx, __u32 pid)

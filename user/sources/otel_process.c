@@ -56,11 +56,11 @@ static size_t otel_process_extra(void *mod, void *state, const struct profile_la
 	return otel_labels__extra(p && p->read ? &p->labels : NULL, labels);
 }
 
-static void otel_process_label(void *mod, void *state, struct profile_label *l)
+static bool otel_process_label(void *mod, void *state, struct profile_label *l)
 {
 	struct otel_process_proc *p = state;
 
-	otel_labels__label(mod, p && p->read ? &p->labels : NULL, l);
+	return otel_labels__label(mod, p && p->read ? &p->labels : NULL, l);
 }
 
 const struct proc_module otel_process_module = {
