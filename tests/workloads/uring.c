@@ -140,6 +140,8 @@ int main(int argc, char **argv)
 		}
 	}
 	io_uring_queue_exit(&ring);
+	free(bufs);
+	close(zero);
 	custom_labels_otel_unpublish();
 	sink = x;
 	return 0;
