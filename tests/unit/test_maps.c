@@ -277,14 +277,50 @@ static void test_fuzz(void **state)
 	}
 }
 
+/* A snapshot's executable part: its own copy, paths and order kept; empty stays empty. */
+static void test_exec_only_copy(void **state)
+{
+	const char *text = "1000-2000 r--p 00000000 fe:00 1 /a\n"
+			   "2000-3000 r-xp 00001000 fe:00 1 /a\n"
+			   "3000-4000 rw-p 00000000 00:00 0 [heap]\n"
+			   "5000-6000 r-xp 00000000 fe:00 2 /lib/b.so\n";
+	struct maps *m = parse(text, 0), *x, *empty = parse("", 0);
+
+	assert_int_equal(maps__exec_only(m, &x), 0);
+	maps__free(m);
+	assert_int_equal(maps__count(x), 2);
+	assert_string_equal(maps__entry(x, 0)->path, "/a");
+	assert_int_equal(maps__entry(x, 0)->start, 0x2000);
+	assert_string_equal(maps__entry(x, 1)->path, "/lib/b.so");
+	assert_non_null(maps__find(x, 0x5800));
+	assert_null(maps__find(x, 0x3800));
+	maps__free(x);
+	assert_int_equal(maps__exec_only(empty, &x), 0);
+	assert_int_equal(maps__count(x), 0);
+	maps__free(x);
+	maps__free(empty);
+}
+
+/* A reference taken keeps the snapshot alive after its first owner lets go. */
+static void test_references(void **state)
+{
+	struct maps *m = parse("1000-2000 r-xp 00000000 fe:00 1 /a\n", 0);
+	struct maps *ref = maps__get(m);
+
+	maps__free(m);
+	assert_string_equal(maps__entry(ref, 0)->path, "/a");
+	maps__free(ref);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fields),	     cmocka_unit_test(test_exec_only),
-		cmocka_unit_test(test_odd_paths),    cmocka_unit_test(test_malformed_lines),
-		cmocka_unit_test(test_nul_in_path),  cmocka_unit_test(test_sort_and_find),
-		cmocka_unit_test(test_read_self),    cmocka_unit_test(test_read_missing),
-		cmocka_unit_test(test_path_in_root), cmocka_unit_test(test_fuzz),
+		cmocka_unit_test(test_fields),	       cmocka_unit_test(test_exec_only),
+		cmocka_unit_test(test_exec_only_copy), cmocka_unit_test(test_references),
+		cmocka_unit_test(test_odd_paths),      cmocka_unit_test(test_malformed_lines),
+		cmocka_unit_test(test_nul_in_path),    cmocka_unit_test(test_sort_and_find),
+		cmocka_unit_test(test_read_self),      cmocka_unit_test(test_read_missing),
+		cmocka_unit_test(test_path_in_root),   cmocka_unit_test(test_fuzz),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

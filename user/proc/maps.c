@@ -303,8 +303,9 @@ int maps__exec_only(const struct maps *m, struct maps **out)
 		maps__free(x);
 		return -ENOMEM;
 	}
-	/* paths keep their offsets; entries stay sorted */
-	memcpy(x->paths, m->paths, m->paths_len);
+	/* paths keep their offsets; entries stay sorted (an exiting process has none) */
+	if (m->paths_len)
+		memcpy(x->paths, m->paths, m->paths_len);
 	x->paths_len = m->paths_len;
 	for (i = 0; i < m->count; i++) {
 		struct maps_entry e = m->entries[i];
