@@ -266,7 +266,7 @@ enum lp_cfa_rule {
 	LP_CFA_SP = 1,	     /* SP + offset */
 	LP_CFA_FP = 2,	     /* FP + offset */
 	LP_CFA_PLT = 3,	     /* x86-64 PLT entry: SP + offset + ((IP & 15) >= 11 ? 8 : 0) */
-	LP_CFA_FP_FRAME = 4, /* stack realigned: a frame-pointer frame, FP + 16 */
+	LP_CFA_FP_DEREF = 4, /* stack realigned (gcc): *(FP + signed offset); FP saved at FP */
 	LP_CFA_SIGNAL = 5,   /* signal trampoline: the interrupted registers are saved at SP */
 	LP_CFA_END = 6,	     /* the return address is undefined: the thread's outermost frame */
 	LP_CFA_NO_CFI = 7,   /* code the object has no CFI for (hand-written, Go): frame pointers */
@@ -274,6 +274,9 @@ enum lp_cfa_rule {
 #define LP_CFA_RULE_BITS 3
 #define LP_CFA_RULE_MASK ((1u << LP_CFA_RULE_BITS) - 1)
 #define LP_CFA_MAX_OFFSET ((0xffffu >> LP_CFA_RULE_BITS) * 8)
+/* LP_CFA_FP_DEREF's offset / 8 is a signed 13-bit number */
+#define LP_CFA_DEREF_MIN (-(0x8000 >> LP_CFA_RULE_BITS) * 8)
+#define LP_CFA_DEREF_MAX ((0x7fff >> LP_CFA_RULE_BITS) * 8)
 
 /* Where a row finds the return address (the low bits of lp_unwind_row.regs). */
 enum lp_ra_rule {
@@ -286,7 +289,7 @@ enum lp_ra_rule {
 
 struct lp_unwind_row {
 	__u32 pc; /* the object's link-time address */
-	/* enum lp_cfa_rule | offset / 8 << LP_CFA_RULE_BITS */
+	/* enum lp_cfa_rule | offset / 8 << LP_CFA_RULE_BITS (signed for LP_CFA_FP_DEREF) */
 	__u16 cfa;
 	/* where FP was saved, from the CFA (a multiple of 8; 0: not saved) | enum lp_ra_rule */
 	__s16 regs;

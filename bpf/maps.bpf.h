@@ -131,6 +131,10 @@ struct {
 	__type(value, struct lp_unwind_object);
 } unwind_objects SEC(".maps");
 
+/*
+ * 8 KiB a process, allocated as processes come; kernels before 6.1 refuse
+ * perf_event programs that, and userspace preallocates it there (sampler.c).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);

@@ -225,9 +225,16 @@ static __always_inline enum cfi_step cfi_step(struct lp_scratch *sc, struct lp_c
 	case LP_CFA_PLT:
 		cfa += w->sp + arch_plt_extra(w->ip);
 		break;
-	case LP_CFA_FP_FRAME:
-		cfa = w->fp + 16;
-		row.regs = -16;
+	case LP_CFA_FP_DEREF:
+		/*
+		 * gcc's realignment saved the CFA below the frame record at FP (the
+		 * caller's FP), read in that order: one copy of the stack holds both.
+		 * A CFA that is not above SP belongs to no frame of this stack.
+		 */
+		fp_off = (__s16)row.cfa >> LP_CFA_RULE_BITS;
+		if (!stack_word(sc, w, w->fp + fp_off * 8, &cfa) || cfa <= w->sp ||
+		    !stack_word(sc, w, w->fp, &w->fp))
+			return STEP_STUCK;
 		break;
 	case LP_CFA_SIGNAL:
 		/* the interrupted registers, saved by the kernel */

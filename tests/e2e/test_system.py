@@ -41,8 +41,10 @@ def test_inspect_system_ready():
     for f in doc["features"]:
         if f["need"] == "required":
             assert f["state"] == "yes", f
-    # this kernel has task iterators: nothing optional is missing
+    # this kernel has task iterators and the BPF memory allocator (6.1): nothing optional
+    # is missing
     assert features["task_iterator"]["state"] == "yes", features["task_iterator"]
+    assert features["runtime_hash_maps"]["state"] == "yes", features["runtime_hash_maps"]
     # reported as seen, and not needed either way
     types = mounted_types()
     for fs in ("tracefs", "debugfs"):
@@ -58,7 +60,8 @@ def test_inspect_system_unprivileged():
     assert features["privileges"]["state"] == "no"
     assert "CAP_BPF is missing" in features["privileges"]["detail"]
     assert features["btf"]["state"] == "yes"
-    for name in ("ringbuf", "bpf_loop", "cpu_clock", "sampler", "task_iterator"):
+    for name in ("ringbuf", "bpf_loop", "runtime_hash_maps", "cpu_clock", "sampler",
+                 "task_iterator"):
         assert features[name]["state"] == "unchecked", features[name]
 
 

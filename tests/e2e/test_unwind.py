@@ -21,6 +21,9 @@ threads at once, and every labelprof stack is held to both truths:
 - labels exactly the thread's;
 - a walk that stops before the outermost frame says so (ustack_truncated),
   and the recursion is cut at the frame limit with nothing but its frames;
+- the C workload's main thread calls through a frame gcc realigns beside a
+  dynamic allocation, whose CFA is *(rbp - 8): its leaf samples have the whole
+  chain through it, as perf's do, with no frame perf's stacks do not have;
 - each sample says how it was unwound ("unwind": cfi, or mixed);
 - code dlopen()ed once labelprof samples (unwind_dlopen.c) gets its tables
   too, with labels off as on.
@@ -698,6 +701,64 @@ def test_truncation_flagged(request, run):
     assert not failures, (f"expected {limit} frames of the recursion's innermost ones flagged "
                           f"ustack_truncated, and the flag on exactly the short stacks:\n"
                           + "\n".join(failures))
+
+
+# unwind_c's main thread below its path (main, chain_a, chain_b), leaf first:
+# chain_realign realigns its stack beside a dynamic allocation, and gcc's CFA
+# is then *(rbp - 8), above padding that chain_b varies between calls.
+REALIGNED_LEAF = ["chain_burn", "chain_realign", "chain_c"]
+C_VARIANTS = [name for name in VARIANTS if name.startswith("c-")]
+
+
+@pytest.mark.parametrize("run", C_VARIANTS, indirect=True)
+def test_realigned_frame(request, run):
+    """At least COMPLETE_MIN of the main thread's samples in chain_burn have the
+    whole chain through the realigned frame to main and glibc's start, as perf's
+    have (where perf reads the CFI); and every caller step of the thread's stacks
+    is one perf's stacks of it make (or, where perf cannot read the CFI, one the
+    workload reports)."""
+    main = next(t for t in run.threads.values() if t.name == "main")
+    want = [REALIGNED_LEAF + main.path[::-1] + tail[::-1] for tail in TAILS["main"]]
+
+    def whole(funcs):
+        return any(len(funcs) == len(w) and all(named(f, n) for f, n in zip(funcs, w))
+                   for w in want)
+
+    ours = [(s, funcs) for t, s, funcs in run.stacks()
+            if t is main and funcs and named(funcs[0], REALIGNED_LEAF[0])]
+    theirs = [funcs for tid, funcs in run.perf
+              if tid == main.tid and funcs and named(funcs[0], REALIGNED_LEAF[0])]
+    total, complete = count(s for s, _ in ours), count(s for s, funcs in ours if whole(funcs))
+    perf_complete = sum(whole(funcs) for funcs in theirs)
+    steps = {(a.key, b.key) for tid, funcs in run.perf if tid == main.tid
+             for a, b in zip(funcs, funcs[1:])}
+    edges = main.known_edges()
+
+    def known(callee, caller):
+        if run.perf_reads_cfi:
+            return (callee.key, caller.key) in steps
+        return any(named(callee, a) and named(caller, b) for a, b in edges)
+
+    unknown = [(s, funcs) for t, s, funcs in run.stacks() if t is main
+               and not all(known(a, b) for a, b in zip(funcs, funcs[1:]))]
+    measure(request, f"{run.name}: {complete}/{total} samples in {REALIGNED_LEAF[0]} have the "
+                     f"whole chain through the realigned frame (perf {perf_complete}/"
+                     f"{len(theirs)}); {count(s for s, _ in unknown)} samples of the thread "
+                     f"with a caller step perf's stacks do not have")
+    assert total > 0, f"no samples of the main thread in {REALIGNED_LEAF[0]}: {run.stderr}"
+    if run.perf_reads_cfi:
+        assert theirs and perf_complete >= COMPLETE_MIN * len(theirs), (
+            f"perf: {perf_complete}/{len(theirs)} samples with the whole chain; first others:\n"
+            + "\n".join(f"  {show_funcs(f)}" for f in theirs if not whole(f))[:2000])
+    assert complete >= COMPLETE_MIN * total, (
+        f"{complete}/{total} samples in {REALIGNED_LEAF[0]} have the whole chain through "
+        f"the realigned frame; first others, leaf first:\n" + "\n".join(
+            f"  {show_funcs(funcs)} (flags {sorted(flags_of(s))})"
+            for s, funcs in ours if not whole(funcs))[:3000])
+    assert not unknown, (f"{count(s for s, _ in unknown)} samples of the main thread with a "
+                         f"caller step perf's stacks do not have:\n" + "\n".join(
+                             f"  {show_funcs(funcs)} (flags {sorted(flags_of(s))})"
+                             for s, funcs in unknown[:5]))
 
 
 def test_unwind_mode_reported(request, run):

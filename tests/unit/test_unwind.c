@@ -5,8 +5,11 @@
  * gives, per address, the CFA rule and where each register was saved. Every
  * row readelf prints must be found at its address with the same rules, for
  * the fixtures of tests/unwind (x86-64 and aarch64; .eh_frame, .debug_frame,
- * a separate debug file) and the system's libc. Mutated copies of a fixture
- * must give an error or rows, never a crash.
+ * a separate debug file) and the system's libc. readelf prints a CFA
+ * expression as "exp": objdump's listing of the CFA instructions says which
+ * are gcc's stack realignment, *(rbp + offset), whose rows must have that
+ * rule and offset. Mutated copies of a fixture must give an error or rows,
+ * never a crash.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -62,10 +65,27 @@ struct arch_names {
 static const struct arch_names x86_names = {"rsp", "rbp", true};
 static const struct arch_names a64_names = {"sp", "x29", false};
 
+/* From lo up to hi, the CFA is *(rbp + off) unless off is NO_DEREF. */
+struct deref_span {
+	__u64 lo, hi;
+	long off;
+	bool fp_at_fp; /* the caller's rbp is saved at rbp */
+};
+
+#define NO_DEREF LONG_MIN
+
+struct deref_spans {
+	struct deref_span *v;
+	size_t len, cap;
+};
+
 struct check_stats {
 	size_t fdes;
 	size_t rows;
 	size_t sp_rows; /* rows with a CFA from SP or FP that were compared in full */
+	const struct deref_spans *derefs;
+	size_t deref_rows;     /* rows of gcc's realignment compared in full */
+	long deref_offsets[2]; /* the first two offsets seen, NO_DEREF before */
 };
 
 /* Offset N of "reg+N" when cfa starts with reg+; else false. */
@@ -89,6 +109,170 @@ static bool saved_at(const char *v, long *off)
 		return false;
 	*off = strtol(v + 1, &end, 10);
 	return !*end;
+}
+
+/* Splits line into at most n whitespace-separated words. */
+static size_t words(char *line, char **w, size_t n)
+{
+	size_t k = 0;
+	char *save = NULL, *tok;
+
+	for (tok = strtok_r(line, " \t\n", &save); tok && k < n;
+	     tok = strtok_r(NULL, " \t\n", &save))
+		w[k++] = tok;
+	return k;
+}
+
+static int cmp_pc_span(const void *key, const void *elem)
+{
+	__u64 pc = *(const __u64 *)key;
+	const struct deref_span *s = elem;
+
+	return pc < s->lo ? -1 : pc >= s->hi;
+}
+
+/* The span of derefs holding pc, or NULL. */
+static const struct deref_span *deref_at(const struct deref_spans *d, __u64 pc)
+{
+	return d && d->len ? bsearch(&pc, d->v, d->len, sizeof(*d->v), cmp_pc_span) : NULL;
+}
+
+/* A row whose CFA readelf prints as an expression: one of the forms recognized, or none. */
+static void check_expression_row(const struct lp_unwind_row *row, const struct arch_names *a,
+				 __u64 pc, const char *ra, struct check_stats *st)
+{
+	const struct deref_span *d = a->x86 ? deref_at(st->derefs, pc) : NULL;
+	unsigned int rule = row->cfa & LP_CFA_RULE_MASK;
+	long off = ((__s16)row->cfa >> LP_CFA_RULE_BITS) * 8;
+
+	if (!d || d->off == NO_DEREF) {
+		if (rule == LP_CFA_SP || rule == LP_CFA_FP || rule == LP_CFA_FP_DEREF)
+			fail_msg("pc %#llx: CFA expression taken as rule %u",
+				 (unsigned long long)pc, rule);
+		return;
+	}
+	/* gcc's realignment, with the frame record at rbp and the return address above the CFA */
+	if (!d->fp_at_fp || strcmp(ra, "c-8")) {
+		assert_int_equal(rule, LP_CFA_NONE);
+		return;
+	}
+	if (rule != LP_CFA_FP_DEREF || off != d->off || row->regs)
+		fail_msg("pc %#llx: CFA *(rbp%+ld), row rule %u offset %ld regs %d",
+			 (unsigned long long)pc, d->off, rule, off, row->regs);
+	st->deref_rows++;
+	if (st->deref_offsets[0] == NO_DEREF)
+		st->deref_offsets[0] = off;
+	else if (st->deref_offsets[1] == NO_DEREF && off != st->deref_offsets[0])
+		st->deref_offsets[1] = off;
+}
+
+/*
+ * A span from pc to end (its FDE's), which ends the FDE's span before it (the
+ * FDE's spans start at first); at the same pc, it replaces that one.
+ */
+static void push_span(struct deref_spans *d, size_t first, __u64 pc, __u64 end, long off,
+		      bool fp_at_fp)
+{
+	struct deref_span *last = d->len > first ? &d->v[d->len - 1] : NULL;
+
+	if (last && last->lo == pc) {
+		last->off = off;
+		last->fp_at_fp = fp_at_fp;
+		return;
+	}
+	if (last)
+		last->hi = pc;
+	if (pc >= end)
+		return;
+	if (d->len == d->cap) {
+		d->cap = d->cap ? 2 * d->cap : 256;
+		d->v = realloc(d->v, d->cap * sizeof(*d->v));
+		assert_non_null(d->v);
+	}
+	d->v[d->len++] = (struct deref_span){pc, end, off, fp_at_fp};
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct deref_span *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/*
+ * Where the CFA is *(rbp + offset) in path, by objdump's listing of each
+ * FDE's CFA instructions: the state after each instruction, from its
+ * location to the next one's or the FDE's end. A CIE sets neither.
+ */
+static void read_derefs(const char *path, struct deref_spans *d)
+{
+	char cmd[PATH_MAX + 64], line[1024], *w[8], *to;
+	long off = NO_DEREF, stack_off[8];
+	bool fp_at_fp = false, stack_fp[8], in_fde = false;
+	unsigned long long lo, hi = 0, loc = 0;
+	size_t n, depth = 0, first = 0;
+	int end;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "objdump --dwarf=frames '%s' 2>/dev/null", path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		char copy[sizeof(line)];
+		long o;
+
+		line[strcspn(line, "\n")] = '\0';
+		strcpy(copy, line);
+		n = words(copy, w, 8);
+		if (n >= 4 && !strcmp(w[3], "CIE")) {
+			in_fde = false;
+			continue;
+		}
+		if (n >= 6 && !strcmp(w[3], "FDE") &&
+		    sscanf(w[5], "pc=%llx..%llx", &lo, &hi) == 2) {
+			in_fde = true;
+			loc = lo;
+			off = NO_DEREF;
+			fp_at_fp = false;
+			depth = 0;
+			first = d->len;
+			push_span(d, first, loc, hi, off, fp_at_fp);
+			continue;
+		}
+		if (!in_fde || n < 1 || strncmp(w[0], "DW_CFA_", 7))
+			continue;
+		if (!strncmp(w[0], "DW_CFA_advance_loc", 18)) {
+			to = strstr(line, " to ");
+			assert_non_null(to);
+			loc = strtoull(to + 4, NULL, 16);
+			continue;
+		}
+		end = 0;
+		if (sscanf(line,
+			   " DW_CFA_def_cfa_expression (DW_OP_breg6 (rbp): %ld; DW_OP_deref)%n", &o,
+			   &end) == 1 &&
+		    end && !line[end])
+			off = o;
+		else if (!strncmp(w[0], "DW_CFA_def_cfa", 14))
+			off = NO_DEREF;
+		else if (!strcmp(w[0], "DW_CFA_remember_state") && depth < 8) {
+			stack_off[depth] = off;
+			stack_fp[depth++] = fp_at_fp;
+		} else if (!strcmp(w[0], "DW_CFA_restore_state") && depth) {
+			off = stack_off[--depth];
+			fp_at_fp = stack_fp[depth];
+		} else if (strstr(line, " r6 (rbp)"))
+			fp_at_fp = strstr(line,
+					  "DW_CFA_expression: r6 (rbp) (DW_OP_breg6 (rbp): 0)") &&
+				   !strstr(line, ";");
+		else
+			continue;
+		push_span(d, first, loc, hi, off, fp_at_fp);
+	}
+	pclose(p);
+	/* FDEs come in section order; they do not overlap, so each one's spans stay in order */
+	if (d->len)
+		qsort(d->v, d->len, sizeof(*d->v), cmp_span);
 }
 
 /* The row readelf's line describes must be the one at pc. */
@@ -117,10 +301,7 @@ static void check_row(const struct unwind_table *t, const struct arch_names *a, 
 		return;
 	}
 	if (!strcmp(cfa, "exp")) {
-		/* an expression: one of the forms recognized, or none */
-		if (rule == LP_CFA_SP || rule == LP_CFA_FP)
-			fail_msg("pc %#llx: CFA expression taken as a register rule",
-				 (unsigned long long)pc);
+		check_expression_row(row, a, pc, ra, st);
 		return;
 	}
 	if (!strcmp(ra, "u") && rule == LP_CFA_END) /* aarch64: undefined or not yet saved */
@@ -172,17 +353,6 @@ static void check_row(const struct unwind_table *t, const struct arch_names *a, 
 	}
 }
 
-/* Splits line into at most n whitespace-separated words. */
-static size_t words(char *line, char **w, size_t n)
-{
-	size_t k = 0;
-	char *save = NULL, *tok;
-
-	for (tok = strtok_r(line, " \t\n", &save); tok && k < n; tok = strtok_r(NULL, " \t\n", &save))
-		w[k++] = tok;
-	return k;
-}
-
 #define MAX_COLS 40
 
 /*
@@ -209,8 +379,12 @@ static void check_against_readelf(const char *path, const struct unwind_table *t
 	bool in_cie = false, fde_has_rows = false, in_fde = false;
 	unsigned long long fde_start = 0, lo, hi;
 	bool debug_frame = false;
+	struct deref_spans derefs = {};
 	FILE *p;
 
+	if (a->x86)
+		read_derefs(path, &derefs);
+	st->derefs = &derefs;
 	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames-interp '%s' 2>/dev/null", path);
 	p = popen(cmd, "r");
 	assert_non_null(p);
@@ -276,6 +450,8 @@ static void check_against_readelf(const char *path, const struct unwind_table *t
 		free(cols[i]);
 	/* readelf exits 1 over what it cannot display elsewhere: the FDE count is checked instead */
 	pclose(p);
+	st->derefs = NULL;
+	free(derefs.v);
 }
 
 static void check_sorted(const struct unwind_table *t)
@@ -291,10 +467,10 @@ static void check_sorted(const struct unwind_table *t)
 
 /* Builds the table of file (with CFI from debug, if given) and compares it with readelf's. */
 static void check_file(const char *file, const char *debug, const struct arch_names *a,
-		       size_t min_fdes)
+		       size_t min_fdes, struct check_stats *out)
 {
 	struct opened o, d = {.fd = -1};
-	struct check_stats st = {};
+	struct check_stats st = {.deref_offsets = {NO_DEREF, NO_DEREF}};
 	struct unwind_table t;
 	char err[256];
 
@@ -307,24 +483,37 @@ static void check_file(const char *file, const char *debug, const struct arch_na
 	check_against_readelf(debug ? debug : file, &t, a, &st);
 	if (debug) /* the file's own .eh_frame, from the C runtime */
 		check_against_readelf(file, &t, a, &st);
-	print_message("%s: %zu rows (%zu bytes), %zu FDEs, %zu readelf rows (%zu by SP/FP)\n",
+	print_message("%s: %zu rows (%zu bytes), %zu FDEs, %zu readelf rows (%zu by SP/FP, %zu "
+		      "realigned by gcc)\n",
 		      file, t.count, t.count * sizeof(struct lp_unwind_row), st.fdes, st.rows,
-		      st.sp_rows);
+		      st.sp_rows, st.deref_rows);
 	assert_true(st.fdes >= min_fdes);
 	assert_true(st.sp_rows > 0);
 	unwind_table__free(&t);
 	if (debug)
 		close_elf(&d);
 	close_elf(&o);
+	if (out)
+		*out = st;
 }
 
 static void fixture(const char *name, const char *debug_name, const struct arch_names *a)
 {
 	char path[PATH_MAX], dpath[PATH_MAX];
+	struct check_stats st;
 
-	/* fx.c has 5 functions besides those of the C runtime */
+	/* fx.c has 8 functions besides those of the C runtime */
 	check_file(fx_path(name, path, sizeof(path)),
-		   debug_name ? fx_path(debug_name, dpath, sizeof(dpath)) : NULL, a, 5);
+		   debug_name ? fx_path(debug_name, dpath, sizeof(dpath)) : NULL, a, 8, &st);
+	/* gcc realigned two of them on x86-64: the CFA is *(rbp - 8), and *(rbp - 16) */
+	if (a->x86) {
+		long lo = st.deref_offsets[0] < st.deref_offsets[1] ? st.deref_offsets[0]
+								    : st.deref_offsets[1];
+
+		assert_true(st.deref_rows >= 2);
+		assert_int_equal(lo, -16);
+		assert_int_equal(st.deref_offsets[0] + st.deref_offsets[1] - lo, -8);
+	}
 }
 
 static void test_x86_eh_frame(void **state)
@@ -370,7 +559,7 @@ static void test_x86_libc(void **state)
 		print_message("[  SKIP    ] no x86-64 glibc at %s\n", libc);
 		skip();
 	}
-	check_file(libc, NULL, &x86_names, 1000);
+	check_file(libc, NULL, &x86_names, 1000, NULL);
 	open_elf(libc, &o);
 	assert_int_equal(unwind_table__build(o.elf, NULL, &t, err, sizeof(err)), 0);
 	for (i = 0; i < t.count; i++)

@@ -3,7 +3,10 @@
  * Unwind-table fixture: functions whose CFI takes the forms the row
  * derivation knows (tests/unit/test_unwind.c compares its rows with
  * readelf's): stack pointer frames of many sizes, a realigned stack with a
- * dynamic allocation (a frame-pointer CFA), PLT calls, recursion.
+ * dynamic allocation (a frame-pointer CFA on x86-64 as on aarch64), a
+ * realigned stack with an over-aligned local beside a variable-length array
+ * (on x86-64 gcc's CFA *(rbp - 8), or *(rbp - 16) below a saved register),
+ * PLT calls, recursion.
  */
 #include <alloca.h>
 #include <stdio.h>
@@ -39,10 +42,36 @@ __attribute__((noinline)) static unsigned long fx_realign(size_t n)
 	return fx_spill(dyn[0], n);
 }
 
+__attribute__((noinline)) static unsigned long fx_drap(unsigned long x, unsigned int n)
+{
+	volatile unsigned long aligned[8] __attribute__((aligned(64))) = {x};
+	volatile char dyn[n];
+
+	dyn[0] = (char)x;
+	return fx_leaf(aligned[0] + dyn[0]);
+}
+
+/* a callee whose register use its callers do not know of */
+__attribute__((noipa)) static unsigned long fx_opaque(unsigned long x)
+{
+	return x * 2654435761u + 3;
+}
+
+/* x and n live across the call: one callee-saved register is pushed before the CFA's */
+__attribute__((noinline)) static unsigned long fx_drap_saved(unsigned long x, unsigned int n)
+{
+	volatile unsigned long aligned[8] __attribute__((aligned(64))) = {x};
+	volatile char dyn[n];
+
+	dyn[0] = (char)x;
+	return fx_opaque(aligned[0] + dyn[0]) * x + n;
+}
+
 __attribute__((noinline)) static unsigned long fx_recurse(unsigned long depth)
 {
 	if (!depth)
-		return fx_realign(fx_sink % 100);
+		return fx_realign(fx_sink % 100) + fx_drap(fx_sink, fx_sink % 50 + 1) +
+		       fx_drap_saved(fx_sink, fx_sink % 30 + 1);
 	return fx_recurse(depth - 1) + fx_leaf(depth);
 }
 

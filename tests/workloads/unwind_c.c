@@ -4,8 +4,11 @@
  * -O2 -fomit-frame-pointer (by gcc and by clang), so that a profiler's user
  * stacks can be checked against the truth where frame pointers are no help:
  *
- *   main    main → chain_a (realigns its stack to 64 bytes) → chain_b →
- *           chain_burn (loops until the workload stops)
+ *   main    main → chain_a (realigns its stack to 64 bytes by its frame
+ *           pointer) → chain_b, a loop that moves the stack by 16 bytes
+ *           more each round (of four) and calls chain_c → chain_realign
+ *           (realigns its stack beside a dynamic allocation: gcc's CFA is
+ *           then *(rbp - 8)) → chain_burn, a millisecond each call
  *   tiny    unwind_tiny_thread → tiny_loop → tiny_a → tiny_b → tiny_c,
  *           short functions that save registers and move the stack pointer
  *           around each call: many samples land in prologues and epilogues
@@ -70,28 +73,57 @@ static void set_labels(enum thread_id t)
 	tids[t] = wl_gettid();
 }
 
-/* ---- main: a fixed chain, one frame realigning the stack ---------------------- */
+/* ---- main: a fixed chain, two frames realigning the stack -------------------- */
 
 WL_BURN uint64_t chain_burn(uint64_t x);
 WL_BURN uint64_t chain_burn(uint64_t x)
 {
-	while (!stopping)
-		x = wl_spin(100000, x);
-	return x;
+	return wl_spin(iters_per_us * 1000, x);
 }
 
-WL_BURN uint64_t chain_b(uint64_t x);
-WL_BURN uint64_t chain_b(uint64_t x)
+/*
+ * A dynamic allocation beside an over-aligned local: gcc realigns the stack
+ * through a register that holds the CFA, saves that below its frame record
+ * and describes the CFA as *(rbp - 8). The frame record lies 16 to 64 bytes
+ * below the CFA (the padding, and a copy of the return address): rbp + 16
+ * is never the caller's stack pointer.
+ */
+WL_BURN uint64_t chain_realign(uint64_t x, unsigned int n);
+WL_BURN uint64_t chain_realign(uint64_t x, unsigned int n)
+{
+	volatile uint64_t aligned[8] __attribute__((aligned(64))) = {x};
+	volatile char dyn[n];
+
+	dyn[0] = (char)x;
+	return chain_burn(aligned[0] + dyn[0]);
+}
+
+/* A frame addressed by the stack pointer: its caller is found only from a right CFA above. */
+WL_BURN uint64_t chain_c(uint64_t x);
+WL_BURN uint64_t chain_c(uint64_t x)
 {
 	volatile uint64_t pad[5] = {x, x >> 1, x >> 2, x >> 3, x >> 4};
 
-	return chain_burn(x ^ pad[2]) + pad[4];
+	return chain_realign(x ^ pad[2], 1 + (unsigned int)(x & 15)) + pad[4];
+}
+
+/* Each round calls on 16 bytes lower than the last (of four): every padding size occurs. */
+WL_BURN uint64_t chain_b(uint64_t x);
+WL_BURN uint64_t chain_b(uint64_t x)
+{
+	for (unsigned int round = 0; !stopping; round++) {
+		volatile char shift[16 * (round % 4) + 1];
+
+		shift[0] = (char)round;
+		x = chain_c(x + shift[0]);
+	}
+	return x;
 }
 
 WL_BURN uint64_t chain_a(uint64_t x);
 WL_BURN uint64_t chain_a(uint64_t x)
 {
-	/* Over-aligned: the compiler realigns the stack pointer, and the CFA rule is an expression. */
+	/* Over-aligned: the stack pointer is realigned, the CFA kept by the frame pointer. */
 	volatile uint64_t aligned[8] __attribute__((aligned(64))) = {x};
 
 	return chain_b(x + aligned[0]) ^ aligned[0];
@@ -261,7 +293,7 @@ static void *waiter_thread(void *arg)
 static void report_path(FILE *f, enum thread_id t)
 {
 	static const char *const paths[T_COUNT][4] = {
-		[T_MAIN] = {"main", "chain_a", "chain_b", "chain_burn"},
+		[T_MAIN] = {"main", "chain_a", "chain_b"},
 		[T_TINY] = {"unwind_tiny_thread", "tiny_loop"},
 		[T_SIGNAL] = {"unwind_signal_thread", "signal_loop"},
 		[T_PLT] = {"unwind_plt_thread", "plt_loop"},
@@ -283,6 +315,8 @@ static void report_calls(FILE *f, enum thread_id t)
 {
 	/* Below each thread's path: caller, callee. */
 	static const char *const calls[T_COUNT][8][2] = {
+		[T_MAIN] = {{"chain_b", "chain_c"}, {"chain_c", "chain_realign"},
+			    {"chain_realign", "chain_burn"}},
 		[T_TINY] = {{"tiny_loop", "tiny_a"}, {"tiny_a", "tiny_b"}, {"tiny_a", "tiny_c"},
 			    {"tiny_b", "tiny_c"}},
 		[T_SIGNAL] = {{"signal_loop", "__restore_rt"}, {"__restore_rt", "on_sigprof"},

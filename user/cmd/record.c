@@ -183,13 +183,14 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 		unwind__stats(s->unwind, &us);
 		fprintf(stderr,
 			"labelprof: unwind: %llu objects, %llu rows, %llu KiB in BPF (%llu KiB of "
-			"shards), %llu tables built in %.1f ms, %llu evicted, %llu errors; frames: "
-			"%llu by CFI, %llu by frame pointers, %llu table misses, %llu without a rule; "
-			"%llu walks truncated\n",
+			"shards), %llu tables built in %.1f ms, %llu evicted, %llu errors, %llu "
+			"processes without room; frames: %llu by CFI, %llu by frame pointers, %llu "
+			"table misses, %llu without a rule; %llu walks truncated\n",
 			(unsigned long long)us.objects, (unsigned long long)us.rows,
-			(unsigned long long)us.bytes >> 10, (unsigned long long)us.shard_bytes >> 10,
-			(unsigned long long)us.builds, us.build_ns / 1e6,
-			(unsigned long long)us.evictions, (unsigned long long)us.errors,
+			(unsigned long long)us.bytes >> 10,
+			(unsigned long long)us.shard_bytes >> 10, (unsigned long long)us.builds,
+			us.build_ns / 1e6, (unsigned long long)us.evictions,
+			(unsigned long long)us.errors, (unsigned long long)us.procs_full,
 			(unsigned long long)us.bpf.cfi_frames, (unsigned long long)us.bpf.fp_frames,
 			(unsigned long long)us.bpf.misses, (unsigned long long)us.bpf.no_rule,
 			(unsigned long long)us.bpf.truncated);

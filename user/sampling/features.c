@@ -7,7 +7,6 @@
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-#include <bpf/libbpf.h>
 
 #include "sampling/features.h"
 #include "sampling/sampler.h"
@@ -39,24 +38,23 @@ static void set(struct feature *x, bool yes, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A libbpf probe's answer: 1 yes, 0 no, < 0 the probe itself failed. */
-static void set_probe(struct feature *x, int ret)
+/* One of the sampler's kernel features, by its own probe. */
+static struct feature *add_kernel(struct features *f, const char *name,
+				  enum sampler_kernel_feature kf, const char *used_by,
+				  enum feature_need need)
 {
+	return add(f, name, sampler__kernel_feature_title(kf), used_by, need);
+}
+
+static void set_kernel(struct feature *x, enum sampler_kernel_feature kf)
+{
+	char why[200];
+	int ret = sampler__probe_kernel(kf, why, sizeof(why));
+
 	if (ret < 0)
 		set(x, false, "the probe failed: %s", strerror(-ret));
 	else
-		set(x, ret == 1, "%s", "");
-}
-
-static void set_btf_ids(struct feature *x, const char *const *names, enum bpf_attach_type type)
-{
-	for (; *names; names++) {
-		if (libbpf_find_vmlinux_btf_id(*names, type) < 0) {
-			set(x, false, "%s is not in the kernel's BTF", *names);
-			return;
-		}
-	}
-	set(x, true, "%s", "");
+		set(x, ret == 1, "%s", why);
 }
 
 static void set_mounted(struct feature *x, const char *fstype)
@@ -151,9 +149,7 @@ static void set_task_iter(struct feature *x, bool verbose)
 
 void features__probe(struct features *f, bool verbose)
 {
-	static const char *const lifecycle_tps[] = {"sched_process_exec", "sched_process_fork",
-						    "sched_process_exit", NULL};
-	struct feature *btf, *priv, *ringbuf, *loop, *lifecycle, *clock, *sampler, *iter;
+	struct feature *btf, *priv, *ringbuf, *loop, *lifecycle, *clock, *sampler, *iter, *hash;
 	struct utsname u;
 	char err[512];
 	unsigned int i;
@@ -167,18 +163,20 @@ void features__probe(struct features *f, bool verbose)
 		  "CO-RE relocation and every attach point", FEATURE_REQUIRED);
 	priv = add(f, "privileges", "root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE",
 		   "BPF, perf events, other processes' memory", FEATURE_REQUIRED);
-	ringbuf = add(f, "ringbuf", "BPF ring buffer (5.8)", "samples and process events",
-		      FEATURE_REQUIRED);
-	loop = add(f, "bpf_loop", "bpf_loop helper (5.17)", "label and stack walks",
-		   FEATURE_REQUIRED);
-	lifecycle = add(f, "lifecycle_tracepoints",
-			"BTF tracepoints sched_process_exec, _fork, _exit (5.5)",
-			"process lifecycle", FEATURE_REQUIRED);
+	ringbuf = add_kernel(f, "ringbuf", SAMPLER_KF_RINGBUF, "samples and process events",
+			     FEATURE_REQUIRED);
+	loop = add_kernel(f, "bpf_loop", SAMPLER_KF_LOOP, "label and stack walks",
+			  FEATURE_REQUIRED);
+	lifecycle = add_kernel(f, "lifecycle_tracepoints", SAMPLER_KF_LIFECYCLE,
+			       "process lifecycle", FEATURE_REQUIRED);
 	clock = add(f, "cpu_clock", "cpu-clock perf events", "sampling", FEATURE_REQUIRED);
 	sampler = add(f, "sampler", "labelprof's BPF sampler loads, attaches and samples",
 		      "record, top, agent", FEATURE_REQUIRED);
 	iter = add(f, "task_iterator", "sleepable BPF task iterator of one process (6.1)",
 		   "labelprof labels", FEATURE_OPTIONAL);
+	hash = add_kernel(f, "runtime_hash_maps", SAMPLER_KF_RUNTIME_HASH,
+			  "CFI unwinding's mapping lists of any number of processes",
+			  FEATURE_OPTIONAL);
 	set_mounted(add(f, "tracefs", "tracefs mounted", "nothing (programs attach through BTF)",
 			FEATURE_UNUSED),
 		    "tracefs");
@@ -188,15 +186,20 @@ void features__probe(struct features *f, bool verbose)
 		set(btf, false, "%s (CONFIG_DEBUG_INFO_BTF=y is needed)", strerror(errno));
 	} else {
 		set(btf, true, "%s", "");
-		set_btf_ids(lifecycle, lifecycle_tps, BPF_TRACE_RAW_TP);
+		set_kernel(lifecycle, SAMPLER_KF_LIFECYCLE);
 	}
 	if (btf->state == FEATURE_YES && sampler__check_system(err, sizeof(err))) {
 		set(priv, false, "%s", err);
 	} else if (btf->state == FEATURE_YES) {
 		set(priv, true, "%s", "");
-		set_probe(ringbuf, libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL));
-		set_probe(loop,
-			  libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL));
+		set_kernel(ringbuf, SAMPLER_KF_RINGBUF);
+		set_kernel(loop, SAMPLER_KF_LOOP);
+		set_kernel(hash, SAMPLER_KF_RUNTIME_HASH);
+		if (hash->state == FEATURE_NO && !hash->detail[0])
+			set(hash, false,
+			    "preallocated instead, for %u processes at most (8 KiB each); the "
+			    "stacks of others are walked by frame pointers",
+			    SAMPLER_UNWIND_PREALLOC_PROCS);
 		set_cpu_clock(clock);
 	}
 	if (ringbuf->state == FEATURE_YES && loop->state == FEATURE_YES &&

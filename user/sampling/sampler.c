@@ -216,7 +216,23 @@ static __u32 unwind_pages(const struct sampler_opts *o)
 	return (shards ? shards : 1) * LP_UNWIND_SHARD_PAGES;
 }
 
-static void configure(struct sampler *s, const struct sampler_opts *o)
+/* The pid filter's entries: the pids given, and room for the children it may follow. */
+static __u32 pid_filter_entries(const struct sampler_opts *o)
+{
+	return o->pid_count + (o->follow_children ? 4096 : 16);
+}
+
+/* Preallocated mapping lists: for what a pid filter lets through, else a fixed number. */
+static __u32 prealloc_procs(const struct sampler_opts *o, unsigned int max_processes)
+{
+	__u32 n = o->filter_mode == LP_FILTER_PIDS ? pid_filter_entries(o)
+						   : SAMPLER_UNWIND_PREALLOC_PROCS;
+
+	return n < max_processes ? n : max_processes;
+}
+
+/* prealloc: the kernel refuses perf_event programs hash maps allocated at run time */
+static void configure(struct sampler *s, const struct sampler_opts *o, bool prealloc)
 {
 	struct labelprof_bpf *skel = s->skel;
 	unsigned int max_processes =
@@ -246,14 +262,17 @@ static void configure(struct sampler *s, const struct sampler_opts *o)
 					 unwind_pages(o) / LP_UNWIND_SHARD_PAGES);
 		bpf_map__set_max_entries(skel->maps.unwind_fences, unwind_pages(o));
 		bpf_map__set_max_entries(skel->maps.unwind_objects, SAMPLER_UNWIND_MAX_OBJECTS);
-		bpf_map__set_max_entries(skel->maps.unwind_procs, max_processes);
+		bpf_map__set_max_entries(skel->maps.unwind_procs,
+					 prealloc ? prealloc_procs(o, max_processes)
+						  : max_processes);
+		if (prealloc)
+			bpf_map__set_map_flags(skel->maps.unwind_procs, 0);
 	} else {
-		/* unused: preallocated, which kernels before 6.1 require of perf_event programs */
+		/* unused: preallocated (one entry), which needs no kernel of 6.1 */
 		bpf_map__set_map_flags(skel->maps.unwind_procs, 0);
 	}
 	if (o->filter_mode == LP_FILTER_PIDS)
-		bpf_map__set_max_entries(skel->maps.pid_filter,
-					 o->pid_count + (o->follow_children ? 4096 : 16));
+		bpf_map__set_max_entries(skel->maps.pid_filter, pid_filter_entries(o));
 }
 
 static int open_cgroup(struct sampler *s, const char *path, char *err, size_t err_len)
@@ -315,6 +334,109 @@ static int attach_perf_events(struct sampler *s, unsigned int freq_hz, char *err
 	return 0;
 }
 
+static const char *const kernel_feature_titles[] = {
+	[SAMPLER_KF_RINGBUF] = "BPF ring buffer (5.8)",
+	[SAMPLER_KF_LOOP] = "bpf_loop helper (5.17)",
+	[SAMPLER_KF_LIFECYCLE] = "BTF tracepoints sched_process_exec, _fork, _exit (5.5)",
+	[SAMPLER_KF_RUNTIME_HASH] = "hash maps allocated at run time in perf_event programs (6.1)",
+};
+
+const char *sampler__kernel_feature_title(enum sampler_kernel_feature f)
+{
+	return f < ARRAY_SIZE(kernel_feature_titles) ? kernel_feature_titles[f] : "?";
+}
+
+/* Loads a perf_event program looking up a hash map created with map_flags: 0, or -errno. */
+static int load_hash_user(__u32 map_flags)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = map_flags);
+	/* *(u32 *)(r10 - 4) = 0; r0 = lookup(map, r10 - 4); r0 = 0; exit */
+	struct bpf_insn insns[] = {
+		{.code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = BPF_REG_10, .off = -4},
+		{.code = BPF_LD | BPF_IMM | BPF_DW,
+		 .dst_reg = BPF_REG_1,
+		 .src_reg = BPF_PSEUDO_MAP_FD},
+		{},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_10},
+		{.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -4},
+		{.code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	int map_fd, prog_fd, ret;
+
+	map_fd = bpf_map_create(BPF_MAP_TYPE_HASH, NULL, sizeof(__u32), sizeof(__u32), 1, &mo);
+	if (map_fd < 0)
+		return -errno;
+	insns[1].imm = map_fd;
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, NULL, "GPL", insns, ARRAY_SIZE(insns),
+				NULL);
+	ret = prog_fd < 0 ? -errno : 0;
+	if (prog_fd >= 0)
+		close(prog_fd);
+	close(map_fd);
+	return ret;
+}
+
+int sampler__probe_kernel(enum sampler_kernel_feature f, char *why, size_t why_len)
+{
+	static const char *const lifecycle_tps[] = {"sched_process_exec", "sched_process_fork",
+						    "sched_process_exit"};
+	size_t i;
+	int ret;
+
+	msg__set(why, why_len, "%s", "");
+	switch (f) {
+	case SAMPLER_KF_RINGBUF:
+		return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL);
+	case SAMPLER_KF_LOOP:
+		return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL);
+	case SAMPLER_KF_LIFECYCLE:
+		for (i = 0; i < ARRAY_SIZE(lifecycle_tps); i++) {
+			if (libbpf_find_vmlinux_btf_id(lifecycle_tps[i], BPF_TRACE_RAW_TP) < 0) {
+				msg__set(why, why_len, "%s is not in the kernel's BTF",
+					 lifecycle_tps[i]);
+				return 0;
+			}
+		}
+		return 1;
+	case SAMPLER_KF_RUNTIME_HASH:
+		/*
+		 * Before 6.1 (the BPF memory allocator) the verifier refuses perf_event
+		 * programs any hash map created BPF_F_NO_PREALLOC: one refused where a
+		 * preallocated map is not says so.
+		 */
+		ret = load_hash_user(BPF_F_NO_PREALLOC);
+		if (!ret)
+			return 1;
+		return load_hash_user(0) ? ret : 0;
+	}
+	return -EINVAL;
+}
+
+/* Why the BPF program did not load: the first kernel feature it lacks, else what it needs. */
+static void load_error(int e, bool procs_prealloc, char *err, size_t err_len)
+{
+	char why[160];
+	unsigned int f;
+
+	for (f = SAMPLER_KF_RINGBUF; f <= SAMPLER_KF_RUNTIME_HASH; f++) {
+		if (f == SAMPLER_KF_RUNTIME_HASH && procs_prealloc)
+			continue;
+		if (!sampler__probe_kernel(f, why, sizeof(why))) {
+			msg__set(err, err_len,
+				 "cannot load the BPF program: %s: this kernel has no %s%s%s (run "
+				 "with -v for the verifier's log)",
+				 strerror(-e), kernel_feature_titles[f], why[0] ? ": " : "", why);
+			return;
+		}
+	}
+	msg__set(err, err_len,
+		 "cannot load the BPF program: %s (kernel 5.17+ with BTF, ring buffers and "
+		 "bpf_loop is needed; run with -v for the verifier's log)",
+		 strerror(-e));
+}
+
 int sampler__check_system(char *err, size_t err_len)
 {
 	const char *missing = missing_privileges();
@@ -344,6 +466,7 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 	enum sampler_opt bad;
 	struct sampler *s;
 	char why[160];
+	bool prealloc;
 	size_t i;
 	__u8 one = 1;
 	int e;
@@ -383,15 +506,27 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 		msg__set(err, err_len, "cannot open the BPF object: %s", strerror(errno));
 		goto out_free;
 	}
-	configure(s, o);
+	/* a probe that fails preallocates too: that loads on any kernel */
+	prealloc = o->unwind_prealloc ||
+		   (o->unwind_mode != LP_UNWIND_FP &&
+		    sampler__probe_kernel(SAMPLER_KF_RUNTIME_HASH, NULL, 0) != 1);
+	configure(s, o, prealloc);
+	if (prealloc && o->unwind_mode != LP_UNWIND_FP && o->verbose) {
+		__u64 n = bpf_map__max_entries(s->skel->maps.unwind_procs);
+
+		fprintf(stderr,
+			"labelprof: the mapping lists of CFI unwinding are preallocated for %llu "
+			"processes (%llu MiB)%s%s\n",
+			(unsigned long long)n,
+			(unsigned long long)(n * sizeof(struct lp_unwind_proc)) >> 20,
+			o->unwind_prealloc ? "" : ": this kernel has no ",
+			o->unwind_prealloc ? "" : kernel_feature_titles[SAMPLER_KF_RUNTIME_HASH]);
+	}
 	/* the task iterator is for sampler__read_threads only */
 	bpf_program__set_autoload(s->skel->progs.read_threads, false);
 	e = labelprof_bpf__load(s->skel);
 	if (e) {
-		msg__set(err, err_len,
-			 "cannot load the BPF program: %s (kernel 5.17+ with BTF, ring buffers and "
-			 "bpf_loop is needed; run with -v for the verifier's log)",
-			 strerror(-e));
+		load_error(e, prealloc || o->unwind_mode == LP_UNWIND_FP, err, err_len);
 		goto out_close;
 	}
 	if (o->filter_mode == LP_FILTER_CGROUP && open_cgroup(s, o->cgroup_path, err, err_len))

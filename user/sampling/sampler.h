@@ -22,6 +22,12 @@
 #define SAMPLER_RINGBUF_MAX_MIB	      64
 #define SAMPLER_DEFAULT_MAX_PROCESSES 65536
 #define SAMPLER_UNWIND_MAX_OBJECTS    65536 /* objects with unwind rows in BPF at once */
+/*
+ * Processes with mapping lists in BPF where the kernel needs them preallocated
+ * (before 6.1): 8 KiB each. The stacks of processes beyond are walked by
+ * frame pointers. A pid filter sizes them as it sizes itself.
+ */
+#define SAMPLER_UNWIND_PREALLOC_PROCS 4096
 
 /* Options with bounds, for errors to name (sampler_opt__flag). */
 enum sampler_opt {
@@ -52,6 +58,8 @@ struct sampler_opts {
 	unsigned int max_processes; /* 0: SAMPLER_DEFAULT_MAX_PROCESSES */
 	enum lp_unwind_mode unwind_mode; /* of user stacks; LP_UNWIND_AUTO (0) by default */
 	unsigned int unwind_memory_mib;	 /* unwind rows in BPF; 0: UNWIND_DEFAULT_MEMORY_MIB */
+	/* preallocate the mapping lists, as sampler__open does where the kernel needs it */
+	bool unwind_prealloc;
 	bool verbose;		    /* labelprof's own diagnostics (-v) */
 	bool libbpf_messages;	    /* libbpf's own messages too (-vv) */
 };
@@ -82,6 +90,27 @@ struct sampler;
 
 /* Privileges and kernel features: 0, or -errno with what is missing in err. */
 int sampler__check_system(char *err, size_t err_len);
+
+/* Kernel features the BPF program needs beside BTF, each probed on its own. */
+enum sampler_kernel_feature {
+	SAMPLER_KF_RINGBUF,
+	SAMPLER_KF_LOOP,
+	SAMPLER_KF_LIFECYCLE,
+	/*
+	 * Without it (before 6.1) the sampler preallocates the mapping lists of
+	 * CFI unwinding: SAMPLER_UNWIND_PREALLOC_PROCS processes at most.
+	 */
+	SAMPLER_KF_RUNTIME_HASH,
+};
+
+/* What the feature is, with the kernel version that brought it: "BPF ring buffer (5.8)". */
+const char *sampler__kernel_feature_title(enum sampler_kernel_feature f);
+/*
+ * Whether this kernel has feature f: 1, or 0 with what is missing in why
+ * when there is more to say than the title, or -errno when the probe itself
+ * failed. Needs the privileges sampler__check_system checks.
+ */
+int sampler__probe_kernel(enum sampler_kernel_feature f, char *why, size_t why_len);
 
 /*
  * Checks privileges and kernel features, loads the BPF program and attaches

@@ -4,8 +4,8 @@
  * dwarf_next_cfi, then libdw's interpreter (dwarf_cfi_addrframe) gives the
  * rule set of each of its address ranges in turn. A rule set becomes a row
  * when the walker in BPF can follow it: CFA = SP or FP + offset, the x86-64
- * PLT expression, the stack realignment expression (a frame-pointer frame),
- * a signal trampoline; return address and FP saved at CFA + offset.
+ * PLT expression, gcc's stack realignment expression *(FP + offset), a signal
+ * trampoline; return address and FP saved at CFA + offset.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -62,6 +62,14 @@ static __u16 cfa_word(enum lp_cfa_rule rule, Dwarf_Sword off)
 	return rule | (__u16)(off / 8) << LP_CFA_RULE_BITS;
 }
 
+/* LP_CFA_FP_DEREF's offset is signed: the saved CFA lies below the frame record. */
+static __u16 deref_word(Dwarf_Sword off)
+{
+	if (off < LP_CFA_DEREF_MIN || off > LP_CFA_DEREF_MAX || off % 8)
+		return LP_CFA_NONE;
+	return LP_CFA_FP_DEREF | (__u16)((off / 8) << LP_CFA_RULE_BITS);
+}
+
 static bool is_breg(const Dwarf_Op *op, int reg, Dwarf_Sword *off)
 {
 	if (op->atom == DW_OP_bregx && op->number == (Dwarf_Word)reg) {
@@ -109,20 +117,21 @@ static __u16 cfa_rule(const struct cfi_regs *r, Dwarf_Frame *f)
 	if (n == 1 && is_breg(&ops[0], r->fp, &off))
 		return cfa_word(LP_CFA_FP, off);
 	/*
-	 * gcc's stack realignment: CFA = *(FP - 8), the argument pointer the
-	 * prologue pushed below the return address copy and the saved FP, which
-	 * it then keeps as a frame-pointer frame.
+	 * gcc's stack realignment (a dynamic allocation beside an over-aligned
+	 * local): the register that held the CFA is pushed below the frame
+	 * record, after the callee-saved registers pushed before it, and the
+	 * CFA is *(FP + offset). FP + 16 is not the CFA: the realignment's
+	 * padding lies between them.
 	 */
-	if (r->ip >= 0 && n == 2 && is_breg(&ops[0], r->fp, &off) && off == -8 &&
-	    ops[1].atom == DW_OP_deref)
-		return cfa_word(LP_CFA_FP_FRAME, 0);
+	if (r->ip >= 0 && n == 2 && is_breg(&ops[0], r->fp, &off) && ops[1].atom == DW_OP_deref)
+		return deref_word(off);
 	return plt_cfa(r, ops, n);
 }
 
-enum reg_rule { REG_SAME, REG_UNDEFINED, REG_AT_CFA, REG_OTHER };
+enum reg_rule { REG_SAME, REG_UNDEFINED, REG_AT_CFA, REG_AT_FP, REG_OTHER };
 
-/* Where the caller's register reg is: unchanged, lost, or at CFA + *off. */
-static enum reg_rule reg_rule(Dwarf_Frame *f, int reg, Dwarf_Sword *off)
+/* Where the caller's register reg is: unchanged, lost, at CFA + *off, or at FP + *off. */
+static enum reg_rule reg_rule(const struct cfi_regs *r, Dwarf_Frame *f, int reg, Dwarf_Sword *off)
 {
 	Dwarf_Op mem[3], *ops;
 	size_t n;
@@ -145,6 +154,9 @@ static enum reg_rule reg_rule(Dwarf_Frame *f, int reg, Dwarf_Sword *off)
 		*off = (Dwarf_Sword)ops[1].number;
 		return REG_AT_CFA;
 	}
+	/* DW_CFA_expression (libdw pushes the CFA first): saved at FP + offset */
+	if (n == 2 && is_breg(&ops[1], r->fp, off))
+		return REG_AT_FP;
 	return REG_OTHER;
 }
 
@@ -165,20 +177,24 @@ static void frame_row(const struct cfi_regs *r, Dwarf_Frame *f, bool signal, __u
 		*cfa = r->ip >= 0 ? LP_CFA_SIGNAL : LP_CFA_NONE;
 		return;
 	}
-	ra = reg_rule(f, r->ra, &ra_off);
+	ra = reg_rule(r, f, r->ra, &ra_off);
 	if (ra == REG_UNDEFINED) {
 		*cfa = LP_CFA_END;
 		return;
 	}
 	*cfa = cfa_rule(r, f);
-	if ((*cfa & LP_CFA_RULE_MASK) == LP_CFA_FP_FRAME)
+	fp = reg_rule(r, f, r->fp, &fp_off);
+	if ((*cfa & LP_CFA_RULE_MASK) == LP_CFA_FP_DEREF) {
+		/* the realigned frame's record: FP saved at FP, the return address at CFA - 8 */
+		if (fp != REG_AT_FP || fp_off || ra != REG_AT_CFA || ra_off != -8)
+			goto none;
 		return;
-	fp = reg_rule(f, r->fp, &fp_off);
+	}
 	if (fp == REG_AT_CFA) {
 		if (!slot_offset(fp_off))
 			goto none;
 		*regs = fp_off;
-	} else if (fp == REG_OTHER) {
+	} else if (fp != REG_SAME && fp != REG_UNDEFINED) {
 		goto none;
 	}
 	/* REG_UNDEFINED FP: the caller's value is lost, which only a caller using FP would notice */

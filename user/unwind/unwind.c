@@ -559,6 +559,8 @@ static int update_process(struct unwind *u, pid_t pid, const struct maps *m)
 	ret = bpf_map_update_elem(u->maps.procs, &key, v, BPF_ANY) ? -errno : 0;
 	if (!ret)
 		u->st.processes++;
+	else if (ret == -E2BIG)
+		u->st.procs_full++;
 	return ret;
 }
 
@@ -573,7 +575,8 @@ static void handle(struct unwind *u, const struct request *r)
 	}
 	err = update_process(u, r->pid, r->maps);
 	if (err && err != -ESRCH && err != -ENOENT && u->verbose)
-		fprintf(stderr, "labelprof: pid %d: no unwind tables: %s\n", r->pid, strerror(-err));
+		fprintf(stderr, "labelprof: pid %d: no unwind tables: %s\n", r->pid,
+			err == -E2BIG ? "the map of mapping lists is full" : strerror(-err));
 }
 
 /* Handles the queued requests in order, a batch at a time, until unwind__free. */

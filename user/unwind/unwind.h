@@ -39,6 +39,7 @@ struct unwind_stats {
 	__u64 evictions;     /* objects evicted for the budget */
 	__u64 errors;	     /* objects whose CFI could not be read or loaded */
 	__u64 processes;     /* processes whose mappings were loaded */
+	__u64 procs_full;    /* ... that found no room (preallocated map): frame pointers */
 	struct lp_unwind_counters bpf; /* the walker's counters, summed over CPUs */
 };
 
