@@ -180,6 +180,19 @@ endef
 
 $(foreach cgo,0 1,$(foreach strip,plain stripped,$(eval $(call wl_golabels,$(cgo),$(strip)))))
 
+# The cgo builds for aarch64 too, where Go keeps g elsewhere: the host build
+# makes them for tests/unit/test_golang.c to read (x86-64 hosts cross-build).
+ifeq ($(ARCH),$(HOST_ARCH))
+WL_GO_CC_A64 := $(if $(filter arm64,$(HOST_ARCH)),$(CC),aarch64-linux-gnu-gcc)
+
+$(WL_DIR)/golabels-a64-cgo1-%: $(WL_GO_SRCS) | $(WL_DIR)
+	$(call msg,GO,$@)
+	$(Q)cd $(WL_SRC)/golabels && $(WL_GO_ENV) GOARCH=arm64 CC=$(WL_GO_CC_A64) CGO_ENABLED=1 \
+		go build -ldflags='$(WL_GO_LDFLAGS_$*)' -o $(abspath $(WL_DIR))/golabels-a64-cgo1-$* .
+
+WL_BINS += $(WL_DIR)/golabels-a64-cgo1-plain $(WL_DIR)/golabels-a64-cgo1-stripped
+endif
+
 # gofake: C programs laid out as Go programs (the label formats of other Go
 # versions, hostile label maps); offsets from proc/golang.c's table.
 $(WL_DIR)/gofake-go124: $(WL_SRC)/gofake.c $(WL_COMMON) | $(WL_DIR)
