@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "labelprof.h"
+#include "lib/elf.h"
 #include "proc/golang.h"
 #include "proc/tls.h"
 
@@ -166,6 +167,25 @@ static void test_offsets_match_dwarf(void **state)
 	}
 }
 
+/* The offset from tp of the TLS symbol name in path, as the static TLS layout places it. */
+static int64_t tls_symbol_offset(const char *path, const struct tls_file_info *info,
+				 const char *name)
+{
+	struct elf_file *ef;
+	char err[256] = "";
+	int64_t offset;
+	GElf_Sym sym;
+
+	ef = elf_file__open(path, err, sizeof(err));
+	if (!ef)
+		fail_msg("%s: %s", path, err);
+	assert_int_equal(elf_file__find_symbol(ef, name, &sym, NULL), 0);
+	assert_int_equal(GELF_ST_TYPE(sym.st_info), STT_TLS);
+	elf_file__close(ef);
+	assert_int_equal(tls__exe_tls_offset(info, sym.st_value, &offset), 0);
+	return offset;
+}
+
 /* Stripped builds (-s -w) give the same recipe as the plain ones. */
 static void test_stripped_same_recipe(void **state)
 {
@@ -174,6 +194,7 @@ static void test_stripped_same_recipe(void **state)
 		{"golabels-cgo1-plain", "golabels-cgo1-stripped"},
 	};
 	struct tls_file_info plain, stripped;
+	char path[PATH_MAX];
 	struct lp_go_ref a, b;
 	size_t i;
 
@@ -181,7 +202,7 @@ static void test_stripped_same_recipe(void **state)
 		inspect(pairs[i][0], &plain);
 		inspect(pairs[i][1], &stripped);
 		assert_true(stripped.go.is_go);
-		assert_false(stripped.go.has_tlsg);
+		assert_false(stripped.go.has_g_sym);
 		assert_string_equal(plain.go.version, stripped.go.version);
 		assert_int_equal(golang__recipe(&plain, &a, NULL, 0), 0);
 		assert_int_equal(golang__recipe(&stripped, &b, NULL, 0), 0);
@@ -194,14 +215,47 @@ static void test_stripped_same_recipe(void **state)
 			continue;
 		}
 		/*
-		 * cgo, with C thread-locals beside runtime.tlsg: the stripped
-		 * build's offset comes from its code, the plain one's from the
-		 * symbol, and they agree.
+		 * cgo, with C thread-locals beside runtime.tlsg: the offset
+		 * Go's code reads g at, in either build, is that symbol's.
 		 */
-		assert_true(plain.go.has_tlsg);
+		assert_true(plain.go.has_g_sym);
 		assert_true(plain.tls_memsz > sizeof(uint64_t));
 		assert_true(stripped.go.has_code_g);
+		snprintf(path, sizeof(path), "%s/%s", workloads, pairs[i][0]);
+		assert_int_equal(a.g_offset, tls_symbol_offset(path, &plain, "runtime.tlsg"));
 	}
+}
+
+/*
+ * aarch64 with cgo: runtime.load_g reads g at tp plus runtime.tls_g's offset;
+ * runtime.tlsg, which the linker makes on every architecture, is another,
+ * unused word of the same TLS segment. Plain and stripped builds agree.
+ */
+static void test_aarch64_cgo(void **state)
+{
+	struct tls_file_info plain, stripped;
+	char path[PATH_MAX], msg[256];
+	struct lp_go_ref a, b;
+	int64_t tls_g;
+
+	inspect("golabels-a64-cgo1-plain", &plain);
+	inspect("golabels-a64-cgo1-stripped", &stripped);
+	snprintf(path, sizeof(path), "%s/golabels-a64-cgo1-plain", workloads);
+	assert_int_equal(plain.machine, EM_AARCH64);
+	assert_true(plain.go.is_go);
+	assert_true(plain.has_tls);
+	assert_true(plain.tls_memsz > sizeof(uint64_t));
+	tls_g = tls_symbol_offset(path, &plain, "runtime.tls_g");
+	assert_int_not_equal(tls_g, tls_symbol_offset(path, &plain, "runtime.tlsg"));
+
+	assert_int_equal(golang__recipe(&plain, &a, msg, sizeof(msg)), 0);
+	print_message("golabels-a64-cgo1-plain: %s\n", msg);
+	assert_int_equal(a.g_in_register, 0);
+	assert_int_equal(a.g_offset, tls_g);
+	assert_non_null(strstr(msg, "runtime.load_g"));
+	assert_int_equal(golang__recipe(&stripped, &b, msg, sizeof(msg)), 0);
+	print_message("golabels-a64-cgo1-stripped: %s\n", msg);
+	assert_memory_equal(&a, &b, sizeof(a));
 }
 
 /* Versions without offsets get no recipe and say so. */
@@ -245,6 +299,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_offsets_match_dwarf),
 		cmocka_unit_test(test_stripped_same_recipe),
+		cmocka_unit_test(test_aarch64_cgo),
 		cmocka_unit_test(test_unknown_versions),
 		cmocka_unit_test(test_not_go),
 	};

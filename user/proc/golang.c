@@ -145,12 +145,79 @@ static int read_buildinfo_version(const struct elf_file *ef, uint64_t addr, char
 }
 
 /*
- * Go code on x86-64 loads g into R14 with "mov %fs:DISP32, %r14" (register
- * ABI, Go >= 1.17), the displacement fixed at link time by whichever linker
- * linked it: g's offset from tp, even in a stripped cgo binary whose TLS
- * segment holds C variables too. The displacement most instructions use wins.
+ * With g in TLS, Go's code reads it at an offset from tp fixed at link time by
+ * whichever linker linked it: even a stripped cgo binary, whose TLS segment
+ * holds C variables too, says where g is. The offset most accesses use wins.
+ *
+ * x86-64: "mov %fs:DISP32, %r14" loads g into R14 (register ABI, Go >= 1.17).
  */
 static const unsigned char mov_fs_r14[] = {0x64, 0x4c, 0x8b, 0x34, 0x25};
+#define X86_G_LOAD_LEN (sizeof(mov_fs_r14) + sizeof(int32_t))
+
+static bool x86_g_access(const unsigned char *p, int32_t *offset)
+{
+	int32_t disp;
+
+	if (p[0] != mov_fs_r14[0] || memcmp(p, mov_fs_r14, sizeof(mov_fs_r14)))
+		return false;
+	memcpy(&disp, p + sizeof(mov_fs_r14), sizeof(disp));
+	*offset = (int32_t)le32toh((uint32_t)disp);
+	return true;
+}
+
+/*
+ * aarch64: runtime.load_g and runtime.save_g (src/runtime/tls_arm64.s) take
+ * tp into R0, the offset of runtime.tls_g into R27 (the linker's MOVZ, MOVK),
+ * then read or write g (R28) at R0 + R27: in one instruction, or after
+ * ADD R27 to R0 (later Go versions).
+ */
+#define A64_MRS_X0_TPIDR_EL0 0xd53bd040u
+#define A64_MOVZ_X27_MASK    0xff80001fu
+#define A64_MOVZ_X27	     0xd280001bu
+#define A64_MOVK_X27	     0xf280001bu
+#define A64_LDR_X28_X0_X27   0xf87b681cu /* ldr x28, [x0, x27] */
+#define A64_STR_X28_X0_X27   0xf83b681cu /* str x28, [x0, x27] */
+#define A64_ADD_X0_X0_X27    0x8b1b0000u
+#define A64_LDR_X28_X0	     0xf940001cu /* ldr x28, [x0] */
+#define A64_STR_X28_X0	     0xf900001cu /* str x28, [x0] */
+#define A64_G_ACCESS_INSNS   5		 /* after the MRS, at most */
+#define A64_G_ACCESS_LEN     (4 * (1 + A64_G_ACCESS_INSNS))
+
+static bool a64_g_access(const unsigned char *p, int32_t *offset)
+{
+	uint64_t x27 = 0;
+	bool have_x27 = false, added = false;
+	unsigned int i, shift;
+	uint32_t w;
+
+	memcpy(&w, p, sizeof(w));
+	if (le32toh(w) != A64_MRS_X0_TPIDR_EL0)
+		return false;
+	for (i = 1; i <= A64_G_ACCESS_INSNS; i++) {
+		memcpy(&w, p + 4 * i, sizeof(w));
+		w = le32toh(w);
+		shift = ((w >> 21) & 3) * 16;
+		if ((w & A64_MOVZ_X27_MASK) == A64_MOVZ_X27) {
+			x27 = (uint64_t)((w >> 5) & 0xffff) << shift;
+			have_x27 = true;
+		} else if ((w & A64_MOVZ_X27_MASK) == A64_MOVK_X27 && have_x27) {
+			x27 &= ~((uint64_t)0xffff << shift);
+			x27 |= (uint64_t)((w >> 5) & 0xffff) << shift;
+		} else if (w == A64_ADD_X0_X0_X27 && have_x27 && !added) {
+			added = true;
+		} else if (have_x27 && x27 <= INT32_MAX &&
+			   (added ? w == A64_LDR_X28_X0 || w == A64_STR_X28_X0
+				  : w == A64_LDR_X28_X0_X27 || w == A64_STR_X28_X0_X27)) {
+			*offset = (int32_t)x27;
+			return true;
+		} else {
+			/* anything else may change R0 or R27: not this sequence */
+			return false;
+		}
+	}
+	return false;
+}
+
 #define CODE_SCAN_MAX	  (256u << 20)
 #define CODE_SCAN_CHUNK	  (1u << 20)
 #define CODE_SCAN_OFFSETS 8
@@ -176,17 +243,33 @@ static void count_disp(struct disp_count *c, int32_t disp)
 static void scan_code_for_g(const struct elf_file *ef, struct go_file_info *info)
 {
 	struct disp_count counts[CODE_SCAN_OFFSETS] = {};
-	const size_t pat = sizeof(mov_fs_r14), insn = pat + sizeof(int32_t);
-	unsigned char *buf = malloc(CODE_SCAN_CHUNK + insn);
+	bool (*access)(const unsigned char *p, int32_t *offset);
+	size_t insn, step, i, k, n;
 	uint64_t scanned = 0, at, len;
-	size_t i, k, n;
+	unsigned char *buf;
 	int32_t disp;
 	GElf_Phdr ph;
 
+	switch (elf_file__machine(ef)) {
+	case EM_X86_64:
+		access = x86_g_access;
+		insn = X86_G_LOAD_LEN;
+		step = 1;
+		break;
+	case EM_AARCH64:
+		access = a64_g_access;
+		insn = A64_G_ACCESS_LEN;
+		step = 4; /* instructions are aligned words, as are the segments' starts */
+		break;
+	default:
+		return;
+	}
+	buf = malloc(CODE_SCAN_CHUNK + insn);
 	if (!buf)
 		return;
 	for (i = 0; i < elf_file__phnum(ef) && scanned < CODE_SCAN_MAX; i++) {
-		if (elf_file__phdr(ef, i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+		if (elf_file__phdr(ef, i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) ||
+		    ph.p_vaddr % step)
 			continue;
 		/* chunks overlap by an instruction, so that none is missed at a boundary */
 		for (at = 0; at + insn <= ph.p_filesz && scanned < CODE_SCAN_MAX;
@@ -199,12 +282,9 @@ static void scan_code_for_g(const struct elf_file *ef, struct go_file_info *info
 			n = len - insn + 1;
 			if (n > CODE_SCAN_CHUNK)
 				n = CODE_SCAN_CHUNK;
-			for (k = 0; k < n; k++) {
-				if (buf[k] != mov_fs_r14[0] || memcmp(buf + k, mov_fs_r14, pat))
-					continue;
-				memcpy(&disp, buf + k + pat, sizeof(disp));
-				count_disp(counts, (int32_t)le32toh((uint32_t)disp));
-			}
+			for (k = 0; k < n; k += step)
+				if (access(buf + k, &disp))
+					count_disp(counts, disp);
 		}
 	}
 	free(buf);
@@ -217,22 +297,50 @@ static void scan_code_for_g(const struct elf_file *ef, struct go_file_info *info
 	}
 }
 
+/*
+ * The TLS symbol Go's code reads g from: runtime.tlsg on x86-64; on aarch64
+ * runtime.tls_g (the linker makes a runtime.tlsg there too, which nothing uses).
+ */
+static const char *g_symbol(unsigned int machine)
+{
+	switch (machine) {
+	case EM_X86_64:
+		return "runtime.tlsg";
+	case EM_AARCH64:
+		return "runtime.tls_g";
+	default:
+		return NULL;
+	}
+}
+
 void golang__inspect_elf(const struct elf_file *ef, struct go_file_info *info)
 {
 	uint64_t addr = buildinfo_addr(ef);
+	const char *name = g_symbol(elf_file__machine(ef));
 	GElf_Sym sym;
 
 	memset(info, 0, sizeof(*info));
 	if (!addr || read_buildinfo_version(ef, addr, info->version, sizeof(info->version)))
 		return;
 	info->is_go = true;
-	if (!elf_file__find_symbol(ef, "runtime.tlsg", &sym, NULL) &&
+	if (name && !elf_file__find_symbol(ef, name, &sym, NULL) &&
 	    GELF_ST_TYPE(sym.st_info) == STT_TLS) {
-		info->has_tlsg = true;
-		info->tlsg_value = sym.st_value;
+		info->has_g_sym = true;
+		info->g_sym_value = sym.st_value;
 	}
-	if (elf_file__machine(ef) == EM_X86_64)
-		scan_code_for_g(ef, info);
+	scan_code_for_g(ef, info);
+}
+
+/* Whether the offset Go's code reads g at is a word of the executable's static TLS block. */
+static bool code_g_in_block(const struct tls_file_info *info)
+{
+	int64_t first, end;
+
+	if (tls__exe_tls_offset(info, 0, &first) ||
+	    tls__exe_tls_offset(info, info->tls_memsz, &end))
+		return false;
+	return info->go.code_g_offset >= first &&
+	       (int64_t)info->go.code_g_offset + (int64_t)sizeof(uint64_t) <= end;
 }
 
 /* g's slot relative to tp, or g in a register; 0 or -EINVAL with a reason in msg. */
@@ -259,25 +367,27 @@ static int locate_g(const struct tls_file_info *info, struct lp_go_ref *ref, cha
 		return -EINVAL;
 	}
 	/*
-	 * Linked by the system linker (cgo): g is runtime.tlsg in the
-	 * executable's static TLS block. Stripped of .symtab: on x86-64 the
-	 * offset the code loads g from; elsewhere a TLS segment of one word
-	 * can only be that slot.
+	 * Linked by the system linker (cgo): g is in the executable's static
+	 * TLS block, where Go's code reads it; else where its symbol is (the
+	 * code not recognized); stripped of .symtab too, a TLS segment of one
+	 * word can only be that slot.
 	 */
-	if (go->has_tlsg) {
-		value = go->tlsg_value;
-	} else if (go->has_code_g) {
+	if (go->has_code_g && code_g_in_block(info)) {
 		ref->g_offset = go->code_g_offset;
-		snprintf(how, how_len, "g at tp%+d (the offset Go's code loads g from)",
-			 go->code_g_offset);
+		snprintf(how, how_len, "g at tp%+d (where %s reads it)", go->code_g_offset,
+			 info->machine == EM_AARCH64 ? "runtime.load_g" : "Go's code");
 		return 0;
-	} else if (info->tls_memsz <= sizeof(uint64_t))
+	}
+	if (go->has_g_sym)
+		value = go->g_sym_value;
+	else if (info->tls_memsz <= sizeof(uint64_t))
 		value = 0;
 	else {
 		msg__set(msg, msg_len,
-			 "%s: runtime.tlsg not in .symtab (stripped) and the TLS segment holds "
-			 "%llu bytes: g not located",
-			 go->version, (unsigned long long)info->tls_memsz);
+			 "%s: %s not in .symtab (stripped), no known access to it in the code, and "
+			 "the TLS segment holds %llu bytes: g not located",
+			 go->version, g_symbol(info->machine) ?: "g's symbol",
+			 (unsigned long long)info->tls_memsz);
 		return -EINVAL;
 	}
 	if (tls__exe_tls_offset(info, value, &offset)) {
@@ -285,8 +395,8 @@ static int locate_g(const struct tls_file_info *info, struct lp_go_ref *ref, cha
 		return -EINVAL;
 	}
 	ref->g_offset = offset;
-	snprintf(how, how_len, "g at tp%+lld (runtime.tlsg%s)", (long long)offset,
-		 go->has_tlsg ? "" : ", the TLS segment's only word");
+	snprintf(how, how_len, "g at tp%+lld (%s)", (long long)offset,
+		 go->has_g_sym ? g_symbol(info->machine) : "the TLS segment's only word");
 	return 0;
 }
 

@@ -21,10 +21,10 @@ struct tls_file_info;
 /* What a Go executable says about itself. */
 struct go_file_info {
 	bool is_go;		       /* has Go build info */
-	bool has_tlsg;		       /* runtime.tlsg is in .symtab (not stripped) */
-	uint64_t tlsg_value;	       /* its st_value: g's slot in the TLS segment */
-	bool has_code_g;	       /* x86-64: the code loads g from one offset from tp */
-	int32_t code_g_offset;	       /* that offset */
+	bool has_g_sym;		       /* g's TLS symbol is in .symtab (not stripped) */
+	uint64_t g_sym_value;	       /* its st_value: g's slot in the TLS segment */
+	bool has_code_g;	       /* the code reads g at an offset from tp */
+	int32_t code_g_offset;	       /* that offset (the one most accesses use) */
 	char version[GO_VERSION_LEN]; /* "go1.19.8", as the build info says */
 };
 

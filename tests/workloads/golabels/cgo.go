@@ -3,8 +3,9 @@
 //go:build cgo
 
 // With cgo, the program links the C runtime (externally, by the system
-// linker): g then lives in the initial-exec TLS block, as runtime.tlsg,
-// beside the C code's own thread-local variables.
+// linker): g then lives in the initial-exec TLS block (runtime.tlsg on
+// amd64, runtime.tls_g on arm64), beside the C code's own thread-local
+// variables.
 package main
 
 /*
