@@ -249,7 +249,10 @@ static const struct argp_option output_options[] = {
 	 "json (default; report on a terminal), folded (flamegraph.pl input), report (CPU share "
 	 "per label value), pprof, otlp, otlp-json or html",
 	 0},
-	{"output", 'o', "FILE", 0, "Write the profile here instead of standard output", 0},
+	{"output", 'o', "FILE", 0,
+	 "Write the profile here instead of standard output; without --format, the name's ending "
+	 "says the format: .pb.gz or .pprof (pprof), .otlp, .otlp.json, .json, .folded, .html",
+	 0},
 	{"pprof-labels", OPT_PPROF_LABELS, "LIST", 0,
 	 "Also label pprof/OTLP samples with these: pid, tid, comm, thread_name (comma-separated; "
 	 "default pid,comm, so that the process survives a round trip; \"\" for none)",
@@ -284,8 +287,19 @@ static error_t parse_output_opt(int key, char *arg, struct argp_state *state)
 		args->path = arg;
 		break;
 	case ARGP_KEY_END:
+		v = args->path ? output__format_by_path(args->path) : -1;
+		/* OTLP JSON is JSON: a .json file may hold it */
+		if (v >= 0 && args->format_given && v != (int)args->format &&
+		    !(v == OUTPUT_JSON && args->format == OUTPUT_OTLP_JSON))
+			argp_error(state,
+				   "--format %s: %s is named like a %s file (leave --format "
+				   "out, or name the file for its format)",
+				   output__format_name(args->format), args->path,
+				   output__format_name(v));
+		if (!args->format_given && v >= 0)
+			args->format = v;
 		/* like perf: a terminal gets something to read, a pipe the JSON to parse */
-		if (!args->format_given && !args->path && isatty(STDOUT_FILENO))
+		else if (!args->format_given && !args->path && isatty(STDOUT_FILENO))
 			args->format = OUTPUT_REPORT;
 		break;
 	default:

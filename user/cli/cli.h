@@ -58,7 +58,11 @@ bool sampling_args__any_alive(const struct sampling_args *args);
 
 /* Where and how a command writes a profile: the options record and convert share. */
 struct output_args {
-	/* --format; else report on a terminal (standard output with no -o), else JSON */
+	/*
+	 * --format; else the one -o's name says (output__format_by_path); else
+	 * report on a terminal (standard output with no -o), else JSON. Both
+	 * given must agree (a .json file may hold otlp-json).
+	 */
 	enum output_format format;
 	bool format_given;
 	struct output_opts opts;

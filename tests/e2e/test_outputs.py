@@ -1,0 +1,78 @@
+"""Where a profile goes: -o's file name says the format unless --format
+does (and the two must agree)."""
+
+import gzip
+import json
+import subprocess
+
+import pytest
+
+from conftest import LABELPROF
+
+# what each name's ending makes of a profile: a test of its first bytes
+BY_NAME = {
+    "cpu.pb.gz": lambda b: b[:2] == b"\x1f\x8b",
+    "cpu.pprof": lambda b: b[:2] == b"\x1f\x8b",
+    "cpu.otlp": lambda b: b[:1] == b"\x0a",  # resource_profiles, field 1
+    "cpu.otlp.pb": lambda b: b[:1] == b"\x0a",
+    "cpu.otlp.json": lambda b: b'"resourceProfiles"' in b,
+    "cpu.json": lambda b: b'"samples"' in b and b"resourceProfiles" not in b,
+    "cpu.folded": lambda b: not b.startswith(b"{") and b" " in b,
+    "cpu.HTML": lambda b: b.lower().startswith(b"<!doctype html"),
+}
+
+
+def run(*args, timeout=120, **kw):
+    return subprocess.run([str(LABELPROF), *map(str, args)], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=timeout, **kw)
+
+
+@pytest.fixture(scope="module")
+def profile(tmp_path_factory):
+    """A short recording of a busy shell, as JSON."""
+    out = tmp_path_factory.mktemp("outputs") / "profile.json"
+    proc = run("record", "-F", 999, "--format", "json", "-o", out, "--",
+               "sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done")
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+@pytest.mark.parametrize("name", BY_NAME)
+def test_convert_takes_the_format_from_the_name(profile, tmp_path, name):
+    out = tmp_path / name
+    proc = run("convert", profile, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert BY_NAME[name](out.read_bytes()), f"{name}: {out.read_bytes()[:80]!r}"
+
+
+def test_record_takes_the_format_from_the_name(tmp_path):
+    """The first hour's case: record -o cpu.pb.gz is a pprof profile."""
+    out = tmp_path / "cpu.pb.gz"
+    proc = run("record", "-d", 1, "-o", out, "--", "sleep", "0.5")
+    assert proc.returncode == 0, proc.stderr
+    data = gzip.decompress(out.read_bytes())
+    assert data[:1] == b"\x0a", "not a pprof Profile (sample_type, field 1)"
+    back = run("convert", out, "--format", "json")
+    assert back.returncode == 0 and json.loads(back.stdout)["samples"] is not None, back.stderr
+
+
+@pytest.mark.parametrize("command", ["record", "convert"])
+def test_format_and_name_disagree(profile, tmp_path, command):
+    out = tmp_path / "cpu.pb.gz"
+    args = ["-d", 1, "--", "true"] if command == "record" else [profile]
+    proc = run(command, "--format", "json", "-o", out, *args)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"labelprof {command}: --format json: {out} is named like a "
+                                  "pprof file"), proc.stderr
+    assert "sampling" not in proc.stderr
+    assert not out.exists()
+
+
+def test_format_given_for_another_name(profile, tmp_path):
+    """A name that says nothing leaves --format alone; OTLP JSON may go in a .json file."""
+    for name, fmt in (("cpu.txt", "folded"), ("cpu.json", "otlp-json"), ("cpu", "pprof")):
+        out = tmp_path / name
+        proc = run("convert", profile, "--format", fmt, "-o", out)
+        assert proc.returncode == 0, proc.stderr
+    assert b'"resourceProfiles"' in (tmp_path / "cpu.json").read_bytes()
+    assert (tmp_path / "cpu").read_bytes()[:2] == b"\x1f\x8b"
