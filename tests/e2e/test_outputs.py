@@ -1,8 +1,11 @@
 """Where a profile goes: -o's file name says the format unless --format
-does (and the two must agree)."""
+does (and the two must agree); a profile that cannot be written where asked
+is kept in another file, named on stderr, with a non-zero status."""
 
 import gzip
 import json
+import os
+import re
 import subprocess
 
 import pytest
@@ -76,3 +79,61 @@ def test_format_given_for_another_name(profile, tmp_path):
         assert proc.returncode == 0, proc.stderr
     assert b'"resourceProfiles"' in (tmp_path / "cpu.json").read_bytes()
     assert (tmp_path / "cpu").read_bytes()[:2] == b"\x1f\x8b"
+
+
+KEPT = re.compile(r"^labelprof: wrote (\S+) \(.*\) instead$", re.M)
+
+
+def kept_file(stderr):
+    m = KEPT.search(stderr)
+    assert m, f"no line says where the profile went: {stderr!r}"
+    return m.group(1)
+
+
+def test_full_device_keeps_the_profile(profile, tmp_path):
+    """A write that fails (ENOSPC from /dev/full) keeps the profile in $TMPDIR."""
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    proc = run("convert", profile, "-o", "/dev/full", env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert "cannot write the profile to /dev/full: No space left on device" in proc.stderr
+    kept = kept_file(proc.stderr)
+    assert os.path.dirname(kept) == str(tmp_path), kept
+    assert open(kept, "rb").read() == profile.read_bytes()
+
+
+def test_full_disk_keeps_the_recording(tmp_path):
+    """A finished recording that the file system cannot take goes to the
+    current directory when $TMPDIR cannot take it either."""
+    full = tmp_path / "full"
+    full.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(full)], check=True)
+    try:
+        out = full / "cpu.json"
+        env = dict(os.environ, TMPDIR=str(full))
+        proc = run("record", "-F", 999, "-o", out, "--", "sh", "-c",
+                   "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done", env=env,
+                   cwd=tmp_path)
+        assert proc.returncode == 1, proc.stderr
+        assert f"cannot write the profile to {out}: No space left on device" in proc.stderr
+        kept = kept_file(proc.stderr)
+        assert os.path.dirname(kept) == str(tmp_path), kept
+        assert kept.endswith("-cpu.json"), kept
+        doc = json.loads(open(kept, "rb").read())
+        assert doc["samples"], "the recording was not kept whole"
+        assert os.listdir(full) == [], "a partial file stayed on the full disk"
+    finally:
+        subprocess.run(["umount", str(full)], check=True)
+
+
+def test_immutable_file_is_refused_before_sampling(profile, tmp_path):
+    out = tmp_path / "cpu.json"
+    out.write_text("old")
+    if subprocess.run(["chattr", "+i", str(out)], capture_output=True).returncode:
+        pytest.skip("the file system has no immutable files")
+    try:
+        proc = run("record", "-d", 1, "-o", out, "--", "true")
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr.strip() == f"labelprof: cannot write {out}: Operation not permitted"
+        assert out.read_text() == "old"
+    finally:
+        subprocess.run(["chattr", "-i", str(out)], check=True)

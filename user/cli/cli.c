@@ -6,8 +6,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <linux/fs.h>
 
 #include "cli/cli.h"
 #include "labelprof.h"
@@ -448,6 +450,22 @@ static int target_error(const char *path, int tmp_err)
 	return st.st_mode & 0222 ? tmp_err : -EACCES;
 }
 
+/*
+ * -EPERM for an immutable or append-only file, which rename cannot replace:
+ * known before sampling rather than after. 0 when the flags cannot be read.
+ */
+static int replaceable(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), flags = 0;
+
+	if (fd < 0)
+		return 0;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags))
+		flags = 0;
+	close(fd);
+	return flags & (FS_IMMUTABLE_FL | FS_APPEND_FL) ? -EPERM : 0;
+}
+
 /* Where the bytes go: standard output, a device or pipe, or a temporary file. */
 static int open_sink(struct output_file *of, const char *path)
 {
@@ -462,6 +480,8 @@ static int open_sink(struct output_file *of, const char *path)
 	}
 	if (!lstat(path, &st) && S_ISDIR(st.st_mode))
 		return -EISDIR;
+	if (!lstat(path, &st) && S_ISREG(st.st_mode) && replaceable(path))
+		return -EPERM;
 	if (!lstat(path, &st) && !S_ISREG(st.st_mode)) {
 		fd = open_special(path, &st);
 		if (fd < -1)
@@ -532,6 +552,8 @@ static ssize_t count_write(void *cookie, const char *buf, size_t n)
 	struct output_file *of = cookie;
 	size_t done = fwrite(buf, 1, n, of->sink);
 
+	if (done < n && !of->write_errno)
+		of->write_errno = errno;
 	of->bytes += done;
 	return done;
 }
@@ -554,7 +576,7 @@ int output_file__open(struct output_file *of, const char *path)
 
 int output_file__commit(struct output_file *of)
 {
-	int err = fclose(of->f) ? -errno : 0;
+	int err = fclose(of->f) ? -(of->write_errno ?: errno) : 0;
 
 	of->f = NULL;
 	if (err) {
@@ -570,6 +592,86 @@ void output_file__abort(struct output_file *of)
 		fclose(of->f);
 	of->f = NULL;
 	abort_sink(of);
+}
+
+/*
+ * A new file in dir for the profile meant for path, named after it
+ * ("labelprof-XXXXXX-cpu.pb.gz": the same ending, so the same format), opened
+ * on of. 0 or -errno.
+ */
+static int open_kept(struct output_file *of, const char *dir, const char *path)
+{
+	char base_buf[PATH_MAX];
+	const char *base;
+	int fd, err;
+
+	snprintf(base_buf, sizeof(base_buf), "%s", path);
+	base = basename(base_buf);
+	*of = (struct output_file){};
+	if ((size_t)snprintf(of->kept_path, sizeof(of->kept_path), "%s/labelprof-XXXXXX-%s", dir,
+			     base) >= sizeof(of->kept_path))
+		return -ENAMETOOLONG;
+	fd = mkostemps(of->kept_path, strlen(base) + 1, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	/* the empty file holds the name; the profile replaces it */
+	err = output_file__open(of, of->kept_path);
+	if (err)
+		unlink(of->kept_path);
+	return err;
+}
+
+static int write_commit(struct output_file *of, const struct output_args *args,
+			const struct symprof *sp)
+{
+	int err = output__write(of->f, args->format, sp, &args->opts);
+
+	if (err) {
+		/* a writer sees its stream fail (-EIO); the sink knows why (ENOSPC) */
+		if (err == -EIO && of->write_errno)
+			err = -of->write_errno;
+		output_file__abort(of);
+		return err;
+	}
+	return output_file__commit(of);
+}
+
+int output_args__write(const struct output_args *args, struct output_file *of,
+		       const struct symprof *sp)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	char cwd[PATH_MAX], desc[PATH_MAX + 32];
+	const char *dirs[] = {tmpdir && *tmpdir ? tmpdir : "/tmp", getcwd(cwd, sizeof(cwd))};
+	int err = write_commit(of, args, sp), kept_err = 0;
+	size_t i;
+
+	if (!err)
+		return 0;
+	fprintf(stderr, "labelprof: cannot write the profile%s%s: %s\n", args->path ? " to " : "",
+		args->path ? args->path : "", strerror(-err));
+	if (!args->path)
+		return err;
+	/* the recording is finished: keep it wherever it fits */
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
+		if (!dirs[i])
+			continue;
+		kept_err = open_kept(of, dirs[i], args->path);
+		if (kept_err)
+			continue;
+		kept_err = write_commit(of, args, sp);
+		if (!kept_err) {
+			output_file__describe(of, desc, sizeof(desc));
+			fprintf(stderr, "labelprof: wrote %s instead\n", desc);
+			return err;
+		}
+		unlink(of->kept_path);
+	}
+	fprintf(stderr,
+		"labelprof: the profile is lost: %s and the current directory cannot take "
+		"it either: %s\n",
+		dirs[0], strerror(-kept_err));
+	return err;
 }
 
 void output_file__describe(const struct output_file *of, char *buf, size_t len)

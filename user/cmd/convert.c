@@ -172,17 +172,8 @@ int cmd_convert(int argc, char **argv)
 			strerror(-err));
 		goto out_free;
 	}
-	err = output__write(of.f, env.output.format, sp, &env.output.opts);
-	if (!err)
-		err = output_file__commit(&of);
-	else
-		output_file__abort(&of);
-	if (err) {
-		fprintf(stderr, "labelprof: cannot write the profile%s%s: %s\n",
-			env.output.path ? " to " : "", env.output.path ? env.output.path : "",
-			strerror(-err));
+	if (output_args__write(&env.output, &of, sp))
 		goto out_free;
-	}
 	output_file__describe(&of, errbuf, sizeof(errbuf));
 	fprintf(stderr, "labelprof: wrote %s\n", errbuf);
 	ret = 0;

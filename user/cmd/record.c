@@ -207,7 +207,7 @@ static void print_progress(struct session *s, double secs)
 		(unsigned long long)s->received, (unsigned long long)c.ringbuf_drops);
 }
 
-static int write_profile(struct record_env *env, struct session *s, FILE *f,
+static int write_profile(struct record_env *env, struct session *s, struct output_file *of,
 			 const struct lp_counters *c, __u64 start_unix_ns, __u64 duration_ns)
 {
 	struct symprof_build_opts bo = {
@@ -226,10 +226,12 @@ static int write_profile(struct record_env *env, struct session *s, FILE *f,
 	}
 	sp = symprof__from_profile(s->profile, s->symbolizer, &bo);
 
-	if (!sp)
+	if (!sp) {
+		fprintf(stderr, "labelprof: cannot write the profile: out of memory\n");
 		return -ENOMEM;
+	}
 	sampling_args__note_sources(&env->sampling, sp);
-	err = output__write(f, env->output.format, sp, &env->output.opts);
+	err = output_args__write(&env->output, of, sp);
 	symprof__free(sp);
 	return err;
 }
@@ -346,14 +348,7 @@ int cmd_record(int argc, char **argv)
 	session__stop(s);
 	sampler__read_counters(s->sampler, &counters);
 
-	err = write_profile(&env, s, of.f, &counters, start_unix_ns, end_ns - start_ns);
-	if (!err)
-		err = output_file__commit(&of);
-	if (err) {
-		fprintf(stderr, "labelprof: cannot write the profile%s%s: %s\n",
-			env.output.path ? " to " : "", env.output.path ? env.output.path : "",
-			strerror(-err));
-	}
+	err = write_profile(&env, s, &of, &counters, start_unix_ns, end_ns - start_ns);
 	/* from what was sampled: a label library may have come later (dlopen) */
 	if (!err)
 		sampling_args__warn_unlabelled(args, s->registry);
