@@ -1,11 +1,13 @@
-"""Where a profile goes: -o's file name says the format unless --format
-does (and the two must agree); a profile that cannot be written where asked
-is kept in another file, named on stderr, with a non-zero status."""
+"""Where a profile goes and what labelprof returns: -o's file name says the
+format unless --format does (and the two must agree); a profile that cannot
+be written where asked is kept in another file, named on stderr, with a
+non-zero status; `record -- CMD` exits with CMD's status."""
 
 import gzip
 import json
 import os
 import re
+import signal
 import subprocess
 
 import pytest
@@ -137,3 +139,13 @@ def test_immutable_file_is_refused_before_sampling(profile, tmp_path):
         assert out.read_text() == "old"
     finally:
         subprocess.run(["chattr", "-i", str(out)], check=True)
+
+
+@pytest.mark.parametrize("script,status", [
+    ("exit 0", 0), ("exit 3", 3), ("kill -TERM $$", 128 + signal.SIGTERM),
+    ("kill -KILL $$", 128 + signal.SIGKILL)])
+def test_record_returns_the_command_status(tmp_path, script, status):
+    out = tmp_path / "cpu.json"
+    proc = run("record", "-o", out, "--", "sh", "-c", script)
+    assert proc.returncode == status, proc.stderr
+    assert out.exists(), "the profile is written whatever the command's status"

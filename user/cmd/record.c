@@ -252,7 +252,12 @@ int cmd_record(int argc, char **argv)
 		.parser = parse_record_opt,
 		.args_doc = "[-- COMMAND [ARG...]]",
 		.doc = "Samples CPU stacks with the custom labels each thread had set, and writes "
-		       "the aggregated profile.",
+		       "the aggregated profile.\v"
+		       "Exit status: with a COMMAND that ends the recording, its own (128 + the "
+		       "signal's number when a signal killed it), as time(1) does; otherwise 0. "
+		       "1 when labelprof could not sample or write the profile where -o says (a "
+		       "profile that could not be written is kept in $TMPDIR or the current "
+		       "directory, and stderr names the file); 2 on usage errors.",
 		.children = children,
 	};
 	struct sampling_args *args = &env.sampling;
@@ -263,7 +268,7 @@ int cmd_record(int argc, char **argv)
 	__u64 start_ns, start_unix_ns, end_ns, now, last_check_ns = 0, last_progress_ns = 0;
 	bool progress = isatty(STDERR_FILENO);
 	pid_t child = -1;
-	int go_fd = -1, exec_err_fd = -1, err, status, ret = 1;
+	int go_fd = -1, exec_err_fd = -1, err, status, command_status = 0, ret = 1;
 	char errbuf[512];
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
@@ -331,6 +336,8 @@ int cmd_record(int argc, char **argv)
 			break;
 		if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
 			child = -1;
+			command_status =
+				WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 			break;
 		}
 		/* -p: stop when the targets are gone (zombies included: no exit event then) */
@@ -357,7 +364,8 @@ int cmd_record(int argc, char **argv)
 		output_file__describe(&of, errbuf, sizeof(errbuf));
 		fprintf(stderr, "labelprof: wrote %s\n", errbuf);
 	}
-	ret = err ? 1 : 0;
+	/* as time(1) and perf record: the command's status, when it ended the recording */
+	ret = err ? 1 : command_status;
 
 out_free:
 	session__close(s);
