@@ -218,7 +218,12 @@ void sampling_args__warn_unlabelled(const struct sampling_args *args, struct reg
 
 		if (args->seen_sources[i] & ~process_ctx || registry__labelled(registry, pid))
 			continue;
-		if (args->seen_sources[i])
+		if (proc_is_kernel_thread(pid))
+			fprintf(stderr,
+				"labelprof: pid %d is a kernel thread: it has kernel stacks "
+				"only, no user stacks and no labels\n",
+				pid);
+		else if (args->seen_sources[i])
 			fprintf(stderr,
 				"labelprof: pid %d publishes only an OpenTelemetry process context "
 				"(resource attributes, on every sample), no thread labels (see "

@@ -47,7 +47,8 @@ void sampling_args__note_sources(struct sampling_args *args, const struct sympro
  * than what a process had mapped at the start (a label library may come with
  * dlopen later): says on stderr which -p processes published no labels of
  * their threads, pointing at labelprof inspect, and what the others published
- * instead (only an OpenTelemetry process context's resource attributes). A
+ * instead (only an OpenTelemetry process context's resource attributes), or
+ * that one is a kernel thread (kernel stacks only). A
  * process whose threads can publish labels (procs found where) but set none
  * while sampled is no warning. Nothing with --no-labels.
  */
