@@ -21,6 +21,7 @@
 #include "google/rpc/status.pb-c.h"
 #include "format/pb.h"
 #include "lib/clock.h"
+#include "lib/msg.h"
 
 #define LOG_EVERY_NS (60 * NS_PER_S)
 #define REPLY_MAX    4096 /* bytes of a reply's body kept: an OTLP error's Status fits */
@@ -549,13 +550,17 @@ static void final_flush(struct exporter *e, __u64 stop_ns)
 		return;
 	/* the requests a full disk kept in memory: one last try */
 	lost = spool__save(e->spool);
+	/* never delivered, like the spool's drops: the stop line and the metric count them */
+	stats__add(&e->stats->spool_dropped, lost);
 	if (e->cfg->spool_dir)
-		snprintf(why, sizeof(why), " (%s could not take them)", e->cfg->spool_dir);
+		snprintf(why, sizeof(why), " (%s could not take %s)", e->cfg->spool_dir,
+			 lost == 1 ? "it" : "them");
 	if (!lost)
-		agent_log(LOG_WARNING, "%zu intervals not delivered at exit: %s", left,
-			  "kept in the spool for the next start");
+		agent_log(LOG_WARNING, "%zu interval%s not delivered at exit: %s", left,
+			  msg__s(left), "kept in the spool for the next start");
 	else if (lost == left)
-		agent_log(LOG_WARNING, "%zu intervals not delivered at exit: lost%s", left, why);
+		agent_log(LOG_WARNING, "%zu interval%s not delivered at exit: lost%s", left,
+			  msg__s(left), why);
 	else
 		agent_log(LOG_WARNING,
 			  "%zu intervals not delivered at exit: %zu kept in the spool for the next "

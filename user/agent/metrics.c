@@ -62,17 +62,19 @@ size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 r
 		       size_t len)
 {
 	struct render r = {buf, len, 0};
+	/* the parts before the whole (metrics.h) */
+	__u64 with_labels = stats__get(&st->samples_with_labels);
+	__u64 read_faults = stats__get(&st->label_read_faults);
+	__u64 samples = stats__get(&st->samples);
 
-	metric(&r, "labelprof_samples_total", "counter", "CPU samples received.",
-	       stats__get(&st->samples));
+	metric(&r, "labelprof_samples_total", "counter", "CPU samples received.", samples);
 	metric(&r, "labelprof_samples_with_labels_total", "counter",
-	       "CPU samples that carried at least one label.",
-	       stats__get(&st->samples_with_labels));
+	       "CPU samples received that carried at least one label.", with_labels);
 	metric(&r, "labelprof_ringbuf_drops_total", "counter",
 	       "Samples lost because the ring buffer was full.", stats__get(&st->ringbuf_drops));
 	metric(&r, "labelprof_label_read_faults_total", "counter",
-	       "Label reads that faulted in the sampled process.",
-	       stats__get(&st->label_read_faults));
+	       "CPU samples received whose label read faulted in the sampled process.",
+	       read_faults);
 	metric(&r, "labelprof_null_values_total", "counter",
 	       "Labels skipped for a NULL value of length 0 (a writer's label not in use).",
 	       stats__get(&st->null_values));
@@ -95,7 +97,8 @@ size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 r
 	metric(&r, "labelprof_spool_intervals", "gauge", "OTLP requests waiting for delivery.",
 	       stats__get(&st->spool_intervals));
 	metric(&r, "labelprof_spool_dropped_total", "counter",
-	       "Intervals never delivered: spool or queue full, or refused by the endpoint.",
+	       "Intervals never delivered: spool or queue full, refused by the endpoint, or lost "
+	       "at exit.",
 	       stats__get(&st->spool_dropped));
 	metric(&r, "labelprof_file_write_failure_total", "counter",
 	       "Profile files that could not be written to output_dir.",

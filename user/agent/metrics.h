@@ -3,7 +3,10 @@
  * The agent's counters and the Prometheus endpoint that serves them
  * (libmicrohttpd, its own thread): GET /metrics, text format 0.0.4.
  * Counters are written by the sampling loop and the sender thread and read
- * by the server thread, always with the stats__ helpers (relaxed atomics).
+ * by the server thread, always with the stats__ helpers: a store releases
+ * and a load acquires, so a reader that loads a part (samples with labels)
+ * before its whole (samples), which the writer stores first, never sees
+ * the part exceed the whole.
  */
 #ifndef LABELPROF_AGENT_METRICS_H
 #define LABELPROF_AGENT_METRICS_H
@@ -33,17 +36,17 @@ struct agent_stats {
 
 static inline void stats__add(__u64 *counter, __u64 v)
 {
-	__atomic_add_fetch(counter, v, __ATOMIC_RELAXED);
+	__atomic_add_fetch(counter, v, __ATOMIC_RELEASE);
 }
 
 static inline void stats__set(__u64 *gauge, __u64 v)
 {
-	__atomic_store_n(gauge, v, __ATOMIC_RELAXED);
+	__atomic_store_n(gauge, v, __ATOMIC_RELEASE);
 }
 
 static inline __u64 stats__get(const __u64 *v)
 {
-	return __atomic_load_n(v, __ATOMIC_RELAXED);
+	return __atomic_load_n(v, __ATOMIC_ACQUIRE);
 }
 
 /* The agent's own CPU time and resident memory, from /proc/self/stat. 0 or -errno. */

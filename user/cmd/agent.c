@@ -44,7 +44,7 @@ struct agent {
 	__u64 start_unix_ns;
 	struct lp_counters counters_at_start;
 	/* what the sessions closed by reloads counted */
-	__u64 received_before;
+	__u64 received_before, with_labels_before, read_faults_before;
 	struct lp_counters counters_before;
 	__u64 watchdog_ns; /* 0: systemd does not watch */
 };
@@ -105,10 +105,14 @@ static void update_stats(struct agent *a)
 
 	total_counters(a, &c);
 	registry__stats(a->session->registry, &ps);
+	/*
+	 * Counted together as records are handled (session.h), and samples
+	 * published first: a scrape never sees more of a part than of the whole.
+	 */
 	stats__set(&a->stats.samples, a->received_before + a->session->received);
-	stats__set(&a->stats.samples_with_labels, c.samples_with_labels);
+	stats__set(&a->stats.samples_with_labels, a->with_labels_before + a->session->with_labels);
+	stats__set(&a->stats.label_read_faults, a->read_faults_before + a->session->read_faults);
 	stats__set(&a->stats.ringbuf_drops, c.ringbuf_drops);
-	stats__set(&a->stats.label_read_faults, c.label_read_faults);
 	stats__set(&a->stats.null_values, c.null_values);
 	stats__set(&a->stats.processes_tracked, ps.tracked);
 	stats__set(&a->stats.process_inspections, ps.resolves);
@@ -299,6 +303,8 @@ static void reload(struct agent *a, int argc, char **argv)
 		session__stop(a->session);
 		finish_interval(a);
 		a->received_before += a->session->received;
+		a->with_labels_before += a->session->with_labels;
+		a->read_faults_before += a->session->read_faults;
 		total_counters(a, &sum);
 		a->counters_before = sum;
 		session__close(a->session);

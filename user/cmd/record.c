@@ -154,9 +154,9 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 	fprintf(stderr,
 		"labelprof: %llu samples (%llu with labels), %llu dropped, %llu label read "
 		"faults, %llu truncated, %llu malformed, %llu processes with labels, %.1f s\n",
-		(unsigned long long)s->received, (unsigned long long)c->samples_with_labels,
-		(unsigned long long)c->ringbuf_drops, (unsigned long long)c->label_read_faults,
-		(unsigned long long)c->truncations, (unsigned long long)c->malformed_labels,
+		(unsigned long long)s->received, (unsigned long long)s->with_labels,
+		(unsigned long long)c->ringbuf_drops, (unsigned long long)s->read_faults,
+		(unsigned long long)s->truncated, (unsigned long long)s->malformed,
 		(unsigned long long)ps.labelled_seen, secs);
 	if (s->bad_records)
 		fprintf(stderr, "labelprof: %llu malformed records ignored\n",
