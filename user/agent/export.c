@@ -215,6 +215,7 @@ static void write_profile_file(struct exporter *e, __u64 start_ns, const char *s
 	/* a failed commit removes the temporary file: no partial profile stays */
 	if (!err)
 		err = output_file__commit(&of);
+	stats__set(&e->stats->file_write_failing, !!err);
 	if (err) {
 		snprintf(why, sizeof(why), "%s%s%s: %s", e->file_prefix, stamp, suffix,
 			 strerror(-err));
@@ -568,6 +569,21 @@ static void final_flush(struct exporter *e, __u64 stop_ns)
 			  left, left - lost, lost, why);
 }
 
+/*
+ * Since when intervals wait: in the queue, or in the spool for the endpoint
+ * (under the lock: exporter__submit starts a backlog too, while this thread
+ * may be stuck in a write).
+ */
+static void note_backlog(struct exporter *e)
+{
+	__u64 *since = &e->stats->backlog_since_ns;
+
+	if (!e->count && !can_send(e))
+		stats__set(since, 0);
+	else if (!stats__get(since))
+		stats__set(since, now_ns());
+}
+
 static void *run(void *arg)
 {
 	struct exporter *e = arg;
@@ -579,6 +595,7 @@ static void *run(void *arg)
 
 	pthread_mutex_lock(&e->lock);
 	for (;;) {
+		note_backlog(e);
 		if (e->pending_cfg || e->pending_spool) {
 			cfg = e->pending_cfg;
 			spool = e->pending_spool;
@@ -700,6 +717,8 @@ void exporter__submit(struct exporter *e, struct export_job *job)
 		e->count--;
 	}
 	e->queue[(e->head + e->count++) % EXPORT_QUEUE_MAX] = *job;
+	if (!stats__get(&e->stats->backlog_since_ns))
+		stats__set(&e->stats->backlog_since_ns, now_ns());
 	pthread_cond_signal(&e->cond);
 	pthread_mutex_unlock(&e->lock);
 	memset(job, 0, sizeof(*job));

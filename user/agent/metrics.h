@@ -11,6 +11,7 @@
 #ifndef LABELPROF_AGENT_METRICS_H
 #define LABELPROF_AGENT_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
 #include <linux/types.h>
@@ -32,6 +33,11 @@ struct agent_stats {
 	__u64 processes_tracked; /* gauges */
 	__u64 spool_bytes;
 	__u64 spool_intervals;
+	/* health (metrics__health), not metrics; times are CLOCK_MONOTONIC ns */
+	__u64 loop_ns;		  /* the sampling loop's last pass; 0: not sampling */
+	__u64 interval_ns;	  /* the interval in force */
+	__u64 backlog_since_ns;	  /* since when intervals wait for the sender; 0: none */
+	__u64 file_write_failing; /* 1: the last write to output_dir failed */
 };
 
 static inline void stats__add(__u64 *counter, __u64 v)
@@ -58,6 +64,21 @@ int metrics__self(double *cpu_seconds, __u64 *rss_bytes);
  */
 size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 rss_bytes, char *buf,
 		       size_t len);
+
+/* The sampling loop counts as stopped when its last pass is older than this. */
+#define HEALTH_STALL_NS (30 * 1000000000ull)
+/* Export is behind when intervals have waited for more than this many intervals. */
+#define HEALTH_BEHIND_INTERVALS 3
+
+/*
+ * The agent's health at now (CLOCK_MONOTONIC ns) as a small JSON object in
+ * buf: whether sampling runs (its loop passed within HEALTH_STALL_NS) and,
+ * unless only_sampling, whether export keeps up (no interval has waited for
+ * delivery HEALTH_BEHIND_INTERVALS intervals, the last write to output_dir
+ * succeeded). Returns whether healthy.
+ */
+bool metrics__health(const struct agent_stats *st, __u64 now, bool only_sampling, char *buf,
+		     size_t len);
 
 struct metrics_server;
 

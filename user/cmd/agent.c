@@ -331,6 +331,7 @@ static void reload(struct agent *a, int argc, char **argv)
 	exporter__reconfigure(a->exporter, c, st.spool);
 	agent_config__put(a->cfg);
 	a->cfg = c;
+	stats__set(&a->stats.interval_ns, c->interval_ns);
 	agent_log(LOG_NOTICE, "reloaded %s: one profile every %.3g s", c->path ? c->path : "flags",
 		  c->interval_ns / 1e9);
 
@@ -364,6 +365,7 @@ static int run(struct agent *a, int argc, char **argv)
 			reload(a, argc, argv);
 		}
 		now = now_ns();
+		stats__set(&a->stats.loop_ns, now);
 		if (now - last_tick >= TICK_NS) {
 			last_tick = now;
 			update_stats(a);
@@ -436,6 +438,8 @@ int cmd_agent(int argc, char **argv)
 	}
 
 	start_interval(&a);
+	stats__set(&a.stats.interval_ns, a.cfg->interval_ns);
+	stats__set(&a.stats.loop_ns, now_ns());
 	if (sd_watchdog_enabled(0, &usec) > 0)
 		a.watchdog_ns = usec * 1000;
 	describe(&a);
@@ -443,6 +447,7 @@ int cmd_agent(int argc, char **argv)
 		   sampler__cpu_count(a.session->sampler), a.cfg->sampling.opts.freq_hz);
 
 	ret = run(&a, argc, argv);
+	stats__set(&a.stats.loop_ns, 0);
 
 	sd_notify(0, "STOPPING=1\nSTATUS=sending the last interval");
 	/* the partial interval, with what the ring buffer still holds */
