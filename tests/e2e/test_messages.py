@@ -1,14 +1,16 @@
 """Messages that point the right way: a kernel thread is said to be one
 (kernel stacks, no user stacks or labels) rather than a process without a
 label library, and a label selection that matches nothing says so rather
-than pointing at `labelprof inspect`."""
+than pointing at `labelprof inspect`; a count agrees with its noun."""
 
 import json
+import re
 import subprocess
 
 import pytest
 
 from conftest import LABELPROF, record
+from test_agent import agent
 from test_top import demo  # noqa: F401 (a fixture)
 
 KTHREADD = 2  # the parent of every kernel thread
@@ -74,3 +76,11 @@ def test_convert_selection_matching_nothing(demo, tmp_path, flags, said):  # noq
     keys = proc.stderr.split(line, 1)[1].splitlines()[0].split(", ")
     assert "tenant" in keys, keys
     assert not any(s.get("labels") for s in json.loads(proc.stdout)["samples"])
+
+
+def test_counts_agree_with_their_nouns(tmp_path):
+    """One interval is "1 interval", not "1 intervals"."""
+    with agent(tmp_path, f"interval = 1h\noutput_dir = {tmp_path}/out\n") as a:
+        assert a.stop() == 0, a.stderr()
+    assert re.search(r"stopped: 1 interval, \d+ samples?, 0 sent, 0 failed sends, "
+                     r"0 intervals dropped", a.stderr()), a.stderr()

@@ -117,7 +117,7 @@ static void count_dropped(struct exporter *e, __u64 n, const char *why)
 	if (!log_limit__allow(l, now_ns()))
 		return;
 	agent_log(LOG_WARNING, "dropped %llu interval%s: %s (%llu since the agent started)",
-		  (unsigned long long)l->suppressed, l->suppressed > 1 ? "s" : "", why,
+		  (unsigned long long)l->suppressed, msg__s(l->suppressed), why,
 		  (unsigned long long)stats__get(&e->stats->spool_dropped));
 	l->suppressed = 0;
 }
@@ -136,16 +136,16 @@ static void write_failed(struct write_streak *w, __u64 *counter, const char *wha
 		w->log.last_ns = now;
 		agent_log(LOG_ERR, "cannot write %s %s: %s", what, dir, why);
 	} else if (log_limit__allow(&w->log, now)) {
-		agent_log(LOG_ERR, "still cannot write %s %s: %u failures, the last: %s", what, dir,
-			  w->failures, why);
+		agent_log(LOG_ERR, "still cannot write %s %s: %u failure%s, the last: %s", what,
+			  dir, w->failures, msg__s(w->failures), why);
 	}
 }
 
 static void write_succeeded(struct write_streak *w, const char *what, const char *dir)
 {
 	if (w->failures)
-		agent_log(LOG_NOTICE, "writing %s %s again after %u failures", what, dir,
-			  w->failures);
+		agent_log(LOG_NOTICE, "writing %s %s again after %u failure%s", what, dir,
+			  w->failures, msg__s(w->failures));
 	w->failures = 0;
 }
 
@@ -363,10 +363,12 @@ static void on_failure(struct exporter *e, const char *why, __u64 delay_ns)
 			  e->cfg->otlp_url, why, delay_ns / 1e9);
 	} else if (log_limit__allow(&e->fail_log, now)) {
 		agent_log(LOG_WARNING,
-			  "still cannot send profiles to %s: %u failures in %.0f s, the last: %s; "
-			  "%zu intervals (%llu bytes) waiting",
-			  e->cfg->otlp_url, e->failures, (now - e->streak_start_ns) / 1e9, why,
-			  spool__count(e->spool), (unsigned long long)spool__bytes(e->spool));
+			  "still cannot send profiles to %s: %u failure%s in %.0f s, the last: %s; "
+			  "%zu interval%s (%llu bytes) waiting",
+			  e->cfg->otlp_url, e->failures, msg__s(e->failures),
+			  (now - e->streak_start_ns) / 1e9, why, spool__count(e->spool),
+			  msg__s(spool__count(e->spool)),
+			  (unsigned long long)spool__bytes(e->spool));
 	}
 }
 
@@ -438,9 +440,10 @@ static bool send_oldest(struct exporter *e, __u64 timeout_ns)
 		stats__add(&e->stats->export_success, 1);
 		if (e->failures)
 			agent_log(LOG_NOTICE,
-				  "sending profiles to %s again after %u failures; %zu intervals "
+				  "sending profiles to %s again after %u failure%s; %zu interval%s "
 				  "waiting",
-				  c->otlp_url, e->failures, spool__count(e->spool));
+				  c->otlp_url, e->failures, msg__s(e->failures),
+				  spool__count(e->spool), msg__s(spool__count(e->spool)));
 		e->failures = 0;
 		e->next_attempt_ns = 0;
 	}
@@ -728,8 +731,9 @@ void exporter__submit(struct exporter *e, struct export_job *job)
 		if (log_limit__allow(&e->queue_log, now_ns())) {
 			agent_log(LOG_WARNING,
 				  "the sender is %d intervals behind: dropped the oldest "
-				  "(%llu intervals since the last message)",
-				  EXPORT_QUEUE_MAX, (unsigned long long)e->queue_log.suppressed);
+				  "(%llu interval%s since the last message)",
+				  EXPORT_QUEUE_MAX, (unsigned long long)e->queue_log.suppressed,
+				  msg__s(e->queue_log.suppressed));
 			e->queue_log.suppressed = 0;
 		}
 	}

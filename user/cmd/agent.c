@@ -25,6 +25,7 @@
 #include "cmd/commands.h"
 #include "format/output.h"
 #include "lib/clock.h"
+#include "lib/msg.h"
 #include "registry/registry.h"
 #include "profile/profile.h"
 #include "sampling/session.h"
@@ -183,9 +184,11 @@ out_free:
 	/* the snapshots of processes gone are needed no more: memory stays flat */
 	symbolizer__release_unused(a->session->symbolizer);
 	update_stats(a);
-	sd_notifyf(0, "STATUS=%llu intervals, %llu samples, %llu waiting for delivery",
+	sd_notifyf(0, "STATUS=%llu interval%s, %llu sample%s, %llu waiting for delivery",
 		   (unsigned long long)stats__get(&a->stats.intervals),
+		   msg__s(stats__get(&a->stats.intervals)),
 		   (unsigned long long)stats__get(&a->stats.samples),
+		   msg__s(stats__get(&a->stats.samples)),
 		   (unsigned long long)stats__get(&a->stats.spool_intervals));
 }
 
@@ -343,8 +346,9 @@ static void describe(const struct agent *a)
 {
 	const struct agent_config *c = a->cfg;
 
-	agent_log(LOG_INFO, "sampling %d CPUs at %u Hz, one profile every %.3g s to %s%s%s",
-		  sampler__cpu_count(a->session->sampler), c->sampling.opts.freq_hz,
+	agent_log(LOG_INFO, "sampling %d CPU%s at %u Hz, one profile every %.3g s to %s%s%s",
+		  sampler__cpu_count(a->session->sampler),
+		  msg__s(sampler__cpu_count(a->session->sampler)), c->sampling.opts.freq_hz,
 		  c->interval_ns / 1e9, c->output_dir ? c->output_dir : "",
 		  c->output_dir && c->otlp_url ? " and " : "", c->otlp_url ? c->otlp_url : "");
 }
@@ -417,12 +421,13 @@ int cmd_agent(int argc, char **argv)
 		goto out_free;
 	}
 	if (dropped)
-		agent_log(LOG_WARNING, "dropped %llu spooled intervals past max_spool_bytes",
-			  (unsigned long long)dropped);
+		agent_log(LOG_WARNING, "dropped %llu spooled interval%s past max_spool_bytes",
+			  (unsigned long long)dropped, msg__s(dropped));
 	stats__add(&a.stats.spool_dropped, dropped);
 	if (spool__count(spool))
-		agent_log(LOG_NOTICE, "%zu intervals left by the previous run wait for delivery",
-			  spool__count(spool));
+		agent_log(LOG_NOTICE, "%zu interval%s left by the previous run wait%s for delivery",
+			  spool__count(spool), msg__s(spool__count(spool)),
+			  spool__count(spool) == 1 ? "s" : "");
 
 	block_signals(&old);
 	a.exporter = exporter__start(a.cfg, spool, &a.stats, err, sizeof(err));
@@ -443,8 +448,9 @@ int cmd_agent(int argc, char **argv)
 	if (sd_watchdog_enabled(0, &usec) > 0)
 		a.watchdog_ns = usec * 1000;
 	describe(&a);
-	sd_notifyf(0, "READY=1\nSTATUS=sampling %d CPUs at %u Hz",
-		   sampler__cpu_count(a.session->sampler), a.cfg->sampling.opts.freq_hz);
+	sd_notifyf(0, "READY=1\nSTATUS=sampling %d CPU%s at %u Hz",
+		   sampler__cpu_count(a.session->sampler),
+		   msg__s(sampler__cpu_count(a.session->sampler)), a.cfg->sampling.opts.freq_hz);
 
 	ret = run(&a, argc, argv);
 	stats__set(&a.stats.loop_ns, 0);
@@ -457,13 +463,17 @@ int cmd_agent(int argc, char **argv)
 	exporter__stop(a.exporter);
 	a.exporter = NULL;
 	agent_log(LOG_INFO,
-		  "stopped: %llu intervals, %llu samples, %llu sent, %llu failed sends, "
-		  "%llu intervals dropped",
+		  "stopped: %llu interval%s, %llu sample%s, %llu sent, %llu failed send%s, "
+		  "%llu interval%s dropped",
 		  (unsigned long long)stats__get(&a.stats.intervals),
+		  msg__s(stats__get(&a.stats.intervals)),
 		  (unsigned long long)stats__get(&a.stats.samples),
+		  msg__s(stats__get(&a.stats.samples)),
 		  (unsigned long long)stats__get(&a.stats.export_success),
 		  (unsigned long long)stats__get(&a.stats.export_failure),
-		  (unsigned long long)stats__get(&a.stats.spool_dropped));
+		  msg__s(stats__get(&a.stats.export_failure)),
+		  (unsigned long long)stats__get(&a.stats.spool_dropped),
+		  msg__s(stats__get(&a.stats.spool_dropped)));
 
 out_free:
 	exporter__stop(a.exporter);

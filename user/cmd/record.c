@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cmd/commands.h"
 #include "lib/clock.h"
+#include "lib/msg.h"
 #include "format/output.h"
 #include "profile/labelsel.h"
 #include "registry/registry.h"
@@ -152,33 +153,35 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 	registry__stats(s->registry, &ps);
 	symbolizer__stats(s->symbolizer, &ss);
 	fprintf(stderr,
-		"labelprof: %llu samples (%llu with labels), %llu dropped, %llu label read "
-		"faults, %llu truncated, %llu malformed, %llu processes with labels, %.1f s\n",
-		(unsigned long long)s->received, (unsigned long long)s->with_labels,
-		(unsigned long long)c->ringbuf_drops, (unsigned long long)s->read_faults,
+		"labelprof: %llu sample%s (%llu with labels), %llu dropped, %llu label read "
+		"fault%s, %llu truncated, %llu malformed, %llu process%s with labels, %.1f s\n",
+		(unsigned long long)s->received, msg__s(s->received),
+		(unsigned long long)s->with_labels, (unsigned long long)c->ringbuf_drops,
+		(unsigned long long)s->read_faults, msg__s(s->read_faults),
 		(unsigned long long)s->truncated, (unsigned long long)s->malformed,
-		(unsigned long long)ps.labelled_seen, secs);
+		(unsigned long long)ps.labelled_seen, ps.labelled_seen == 1 ? "" : "es", secs);
 	if (s->bad_records)
-		fprintf(stderr, "labelprof: %llu malformed records ignored\n",
-			(unsigned long long)s->bad_records);
+		fprintf(stderr, "labelprof: %llu malformed record%s ignored\n",
+			(unsigned long long)s->bad_records, msg__s(s->bad_records));
 	if (c->event_drops)
-		fprintf(stderr, "labelprof: %llu process events dropped (ring buffer full)\n",
-			(unsigned long long)c->event_drops);
+		fprintf(stderr, "labelprof: %llu process event%s dropped (ring buffer full)\n",
+			(unsigned long long)c->event_drops, msg__s(c->event_drops));
 	/* a writer's normal state, not a problem: only on request */
 	if (verbose)
 		fprintf(stderr,
-			"labelprof: %llu labels not in use skipped (NULL value of length 0), "
-			"%llu samples of processes without a recipe, %llu of kernel threads\n",
-			(unsigned long long)c->null_values, (unsigned long long)c->unknown_pids,
+			"labelprof: %llu label%s not in use skipped (NULL value of length 0), "
+			"%llu sample%s of processes without a recipe, %llu of kernel threads\n",
+			(unsigned long long)c->null_values, msg__s(c->null_values),
+			(unsigned long long)c->unknown_pids, msg__s(c->unknown_pids),
 			(unsigned long long)c->kernel_threads);
 	if (verbose)
 		fprintf(stderr,
-			"labelprof: %llu process inspections (%llu waiting for a lazy TLS "
+			"labelprof: %llu process inspection%s (%llu waiting for a lazy TLS "
 			"descriptor, %llu failed); memory maps read: %llu by inspections, %llu "
 			"by the symbolizer's own re-reads\n",
-			(unsigned long long)ps.resolves, (unsigned long long)ps.retries,
-			(unsigned long long)ps.errors, (unsigned long long)ps.maps_reads,
-			(unsigned long long)ss.maps_reads);
+			(unsigned long long)ps.resolves, msg__s(ps.resolves),
+			(unsigned long long)ps.retries, (unsigned long long)ps.errors,
+			(unsigned long long)ps.maps_reads, (unsigned long long)ss.maps_reads);
 	if (verbose && s->unwind) {
 		unwind__stats(s->unwind, &us);
 		fprintf(stderr,
@@ -203,8 +206,9 @@ static void print_progress(struct session *s, double secs)
 	struct lp_counters c = {};
 
 	sampler__read_counters(s->sampler, &c);
-	fprintf(stderr, "\rlabelprof: %.0f s, %llu samples, %llu dropped\033[K", secs,
-		(unsigned long long)s->received, (unsigned long long)c.ringbuf_drops);
+	fprintf(stderr, "\rlabelprof: %.0f s, %llu sample%s, %llu dropped\033[K", secs,
+		(unsigned long long)s->received, msg__s(s->received),
+		(unsigned long long)c.ringbuf_drops);
 }
 
 static int write_profile(struct record_env *env, struct session *s, struct output_file *of,
@@ -318,8 +322,9 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	/* once the command runs: a command that cannot start is the only message */
-	fprintf(stderr, "labelprof: sampling %d CPUs at %u Hz%s\n", sampler__cpu_count(s->sampler),
-		args->opts.freq_hz, env.duration_s || env.command ? "" : ", Ctrl-C to stop");
+	fprintf(stderr, "labelprof: sampling %d CPU%s at %u Hz%s\n", sampler__cpu_count(s->sampler),
+		msg__s(sampler__cpu_count(s->sampler)), args->opts.freq_hz,
+		env.duration_s || env.command ? "" : ", Ctrl-C to stop");
 
 	while (!session__stop_requested()) {
 		err = session__poll(s, 100);
