@@ -217,7 +217,7 @@ class Agent:
             pytest.fail(f"the agent did not stop within {timeout} s: {self.stderr()}")
 
     def intervals_at_exit(self):
-        m = re.search(r"stopped: (\d+) intervals", self.stderr())
+        m = re.search(r"stopped: (\d+) intervals?,", self.stderr())
         assert m, f"no summary line: {self.stderr()}"
         return int(m.group(1))
 
@@ -533,7 +533,7 @@ def test_agent_sd_notify(tmp_path):
             ready = expect("READY=1")
             assert any(f.startswith("STATUS=sampling") for f in ready), ready
             expect("WATCHDOG=1")
-            expect("STATUS=1 intervals")
+            expect("STATUS=1 interval,")
             a.signal(signal.SIGHUP)
             assert any(f.startswith("MONOTONIC_USEC=") for f in expect("RELOADING=1"))
             expect("READY=1")

@@ -421,8 +421,9 @@ def test_daemonset_invariants():
     assert conf["metrics_listen"].startswith(("0.0.0.0:", ":", "[::]:"))
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
     assert ports["metrics"] == port
-    for probe in ("livenessProbe", "readinessProbe"):
-        assert c[probe]["httpGet"]["path"] == "/metrics"
+    # live while sampling runs; ready while export keeps up too (docs/agent.md)
+    for probe, path in (("livenessProbe", "/livez"), ("readinessProbe", "/healthz")):
+        assert c[probe]["httpGet"]["path"] == path
         assert c[probe]["httpGet"]["port"] in ("metrics", port)
     ann = doc_of("DaemonSet")["spec"]["template"]["metadata"]["annotations"]
     assert ann["prometheus.io/scrape"] == "true" and int(ann["prometheus.io/port"]) == port
@@ -958,6 +959,9 @@ def test_agent_in_the_unit_sandbox(request, tmp_path, source):
         assert os.path.realpath(f"/proc/{main_pid}/exe") == str(LABELPROF)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
             assert r.status == 200 and b"labelprof_samples_total" in r.read()
+        for path in ("/livez", "/healthz"):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
+                assert r.status == 200 and b'"status":"ok"' in r.read()
 
         os.kill(main_pid, signal.SIGHUP)
         i, _, fields = notify.wait_for("RELOADING", "1", after=i + 1)

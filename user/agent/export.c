@@ -21,6 +21,7 @@
 #include "google/rpc/status.pb-c.h"
 #include "format/pb.h"
 #include "lib/clock.h"
+#include "lib/msg.h"
 
 #define LOG_EVERY_NS (60 * NS_PER_S)
 #define REPLY_MAX    4096 /* bytes of a reply's body kept: an OTLP error's Status fits */
@@ -116,7 +117,7 @@ static void count_dropped(struct exporter *e, __u64 n, const char *why)
 	if (!log_limit__allow(l, now_ns()))
 		return;
 	agent_log(LOG_WARNING, "dropped %llu interval%s: %s (%llu since the agent started)",
-		  (unsigned long long)l->suppressed, l->suppressed > 1 ? "s" : "", why,
+		  (unsigned long long)l->suppressed, msg__s(l->suppressed), why,
 		  (unsigned long long)stats__get(&e->stats->spool_dropped));
 	l->suppressed = 0;
 }
@@ -135,16 +136,16 @@ static void write_failed(struct write_streak *w, __u64 *counter, const char *wha
 		w->log.last_ns = now;
 		agent_log(LOG_ERR, "cannot write %s %s: %s", what, dir, why);
 	} else if (log_limit__allow(&w->log, now)) {
-		agent_log(LOG_ERR, "still cannot write %s %s: %u failures, the last: %s", what, dir,
-			  w->failures, why);
+		agent_log(LOG_ERR, "still cannot write %s %s: %u failure%s, the last: %s", what,
+			  dir, w->failures, msg__s(w->failures), why);
 	}
 }
 
 static void write_succeeded(struct write_streak *w, const char *what, const char *dir)
 {
 	if (w->failures)
-		agent_log(LOG_NOTICE, "writing %s %s again after %u failures", what, dir,
-			  w->failures);
+		agent_log(LOG_NOTICE, "writing %s %s again after %u failure%s", what, dir,
+			  w->failures, msg__s(w->failures));
 	w->failures = 0;
 }
 
@@ -214,6 +215,7 @@ static void write_profile_file(struct exporter *e, __u64 start_ns, const char *s
 	/* a failed commit removes the temporary file: no partial profile stays */
 	if (!err)
 		err = output_file__commit(&of);
+	stats__set(&e->stats->file_write_failing, !!err);
 	if (err) {
 		snprintf(why, sizeof(why), "%s%s%s: %s", e->file_prefix, stamp, suffix,
 			 strerror(-err));
@@ -361,10 +363,12 @@ static void on_failure(struct exporter *e, const char *why, __u64 delay_ns)
 			  e->cfg->otlp_url, why, delay_ns / 1e9);
 	} else if (log_limit__allow(&e->fail_log, now)) {
 		agent_log(LOG_WARNING,
-			  "still cannot send profiles to %s: %u failures in %.0f s, the last: %s; "
-			  "%zu intervals (%llu bytes) waiting",
-			  e->cfg->otlp_url, e->failures, (now - e->streak_start_ns) / 1e9, why,
-			  spool__count(e->spool), (unsigned long long)spool__bytes(e->spool));
+			  "still cannot send profiles to %s: %u failure%s in %.0f s, the last: %s; "
+			  "%zu interval%s (%llu bytes) waiting",
+			  e->cfg->otlp_url, e->failures, msg__s(e->failures),
+			  (now - e->streak_start_ns) / 1e9, why, spool__count(e->spool),
+			  msg__s(spool__count(e->spool)),
+			  (unsigned long long)spool__bytes(e->spool));
 	}
 }
 
@@ -436,9 +440,10 @@ static bool send_oldest(struct exporter *e, __u64 timeout_ns)
 		stats__add(&e->stats->export_success, 1);
 		if (e->failures)
 			agent_log(LOG_NOTICE,
-				  "sending profiles to %s again after %u failures; %zu intervals "
+				  "sending profiles to %s again after %u failure%s; %zu interval%s "
 				  "waiting",
-				  c->otlp_url, e->failures, spool__count(e->spool));
+				  c->otlp_url, e->failures, msg__s(e->failures),
+				  spool__count(e->spool), msg__s(spool__count(e->spool)));
 		e->failures = 0;
 		e->next_attempt_ns = 0;
 	}
@@ -549,18 +554,37 @@ static void final_flush(struct exporter *e, __u64 stop_ns)
 		return;
 	/* the requests a full disk kept in memory: one last try */
 	lost = spool__save(e->spool);
+	/* never delivered, like the spool's drops: the stop line and the metric count them */
+	stats__add(&e->stats->spool_dropped, lost);
 	if (e->cfg->spool_dir)
-		snprintf(why, sizeof(why), " (%s could not take them)", e->cfg->spool_dir);
+		snprintf(why, sizeof(why), " (%s could not take %s)", e->cfg->spool_dir,
+			 lost == 1 ? "it" : "them");
 	if (!lost)
-		agent_log(LOG_WARNING, "%zu intervals not delivered at exit: %s", left,
-			  "kept in the spool for the next start");
+		agent_log(LOG_WARNING, "%zu interval%s not delivered at exit: %s", left,
+			  msg__s(left), "kept in the spool for the next start");
 	else if (lost == left)
-		agent_log(LOG_WARNING, "%zu intervals not delivered at exit: lost%s", left, why);
+		agent_log(LOG_WARNING, "%zu interval%s not delivered at exit: lost%s", left,
+			  msg__s(left), why);
 	else
 		agent_log(LOG_WARNING,
 			  "%zu intervals not delivered at exit: %zu kept in the spool for the next "
 			  "start, %zu lost%s",
 			  left, left - lost, lost, why);
+}
+
+/*
+ * Since when intervals wait: in the queue, or in the spool for the endpoint
+ * (under the lock: exporter__submit starts a backlog too, while this thread
+ * may be stuck in a write).
+ */
+static void note_backlog(struct exporter *e)
+{
+	__u64 *since = &e->stats->backlog_since_ns;
+
+	if (!e->count && !can_send(e))
+		stats__set(since, 0);
+	else if (!stats__get(since))
+		stats__set(since, now_ns());
 }
 
 static void *run(void *arg)
@@ -574,6 +598,7 @@ static void *run(void *arg)
 
 	pthread_mutex_lock(&e->lock);
 	for (;;) {
+		note_backlog(e);
 		if (e->pending_cfg || e->pending_spool) {
 			cfg = e->pending_cfg;
 			spool = e->pending_spool;
@@ -695,6 +720,8 @@ void exporter__submit(struct exporter *e, struct export_job *job)
 		e->count--;
 	}
 	e->queue[(e->head + e->count++) % EXPORT_QUEUE_MAX] = *job;
+	if (!stats__get(&e->stats->backlog_since_ns))
+		stats__set(&e->stats->backlog_since_ns, now_ns());
 	pthread_cond_signal(&e->cond);
 	pthread_mutex_unlock(&e->lock);
 	memset(job, 0, sizeof(*job));
@@ -704,8 +731,9 @@ void exporter__submit(struct exporter *e, struct export_job *job)
 		if (log_limit__allow(&e->queue_log, now_ns())) {
 			agent_log(LOG_WARNING,
 				  "the sender is %d intervals behind: dropped the oldest "
-				  "(%llu intervals since the last message)",
-				  EXPORT_QUEUE_MAX, (unsigned long long)e->queue_log.suppressed);
+				  "(%llu interval%s since the last message)",
+				  EXPORT_QUEUE_MAX, (unsigned long long)e->queue_log.suppressed,
+				  msg__s(e->queue_log.suppressed));
 			e->queue_log.suppressed = 0;
 		}
 	}

@@ -11,6 +11,7 @@
 #include <microhttpd.h>
 
 #include "agent/metrics.h"
+#include "lib/clock.h"
 #include "proc/stat.h"
 #include "version.h"
 
@@ -62,17 +63,19 @@ size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 r
 		       size_t len)
 {
 	struct render r = {buf, len, 0};
+	/* the parts before the whole (metrics.h) */
+	__u64 with_labels = stats__get(&st->samples_with_labels);
+	__u64 read_faults = stats__get(&st->label_read_faults);
+	__u64 samples = stats__get(&st->samples);
 
-	metric(&r, "labelprof_samples_total", "counter", "CPU samples received.",
-	       stats__get(&st->samples));
+	metric(&r, "labelprof_samples_total", "counter", "CPU samples received.", samples);
 	metric(&r, "labelprof_samples_with_labels_total", "counter",
-	       "CPU samples that carried at least one label.",
-	       stats__get(&st->samples_with_labels));
+	       "CPU samples received that carried at least one label.", with_labels);
 	metric(&r, "labelprof_ringbuf_drops_total", "counter",
 	       "Samples lost because the ring buffer was full.", stats__get(&st->ringbuf_drops));
 	metric(&r, "labelprof_label_read_faults_total", "counter",
-	       "Label reads that faulted in the sampled process.",
-	       stats__get(&st->label_read_faults));
+	       "CPU samples received whose label read faulted in the sampled process.",
+	       read_faults);
 	metric(&r, "labelprof_null_values_total", "counter",
 	       "Labels skipped for a NULL value of length 0 (a writer's label not in use).",
 	       stats__get(&st->null_values));
@@ -95,7 +98,8 @@ size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 r
 	metric(&r, "labelprof_spool_intervals", "gauge", "OTLP requests waiting for delivery.",
 	       stats__get(&st->spool_intervals));
 	metric(&r, "labelprof_spool_dropped_total", "counter",
-	       "Intervals never delivered: spool or queue full, or refused by the endpoint.",
+	       "Intervals never delivered: spool or queue full, refused by the endpoint, or lost "
+	       "at exit.",
 	       stats__get(&st->spool_dropped));
 	metric(&r, "labelprof_file_write_failure_total", "counter",
 	       "Profile files that could not be written to output_dir.",
@@ -116,13 +120,34 @@ size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 r
 	return r.used;
 }
 
+bool metrics__health(const struct agent_stats *st, __u64 now, bool only_sampling, char *buf,
+		     size_t len)
+{
+	__u64 loop = stats__get(&st->loop_ns), since = stats__get(&st->backlog_since_ns);
+	__u64 waiting = since && now > since ? now - since : 0;
+	bool sampling = loop && now - loop < HEALTH_STALL_NS;
+	bool behind = waiting > HEALTH_BEHIND_INTERVALS * stats__get(&st->interval_ns);
+	bool failing = stats__get(&st->file_write_failing);
+	bool ok = sampling && (only_sampling || (!behind && !failing));
+
+	snprintf(buf, len,
+		 "{\"status\":\"%s\",\"sampling\":%s,\"export_behind\":%s,"
+		 "\"oldest_waiting_seconds\":%.1f,\"output_dir_failing\":%s}\n",
+		 ok ? "ok" : "unhealthy", sampling ? "true" : "false", behind ? "true" : "false",
+		 waiting / 1e9, failing ? "true" : "false");
+	return ok;
+}
+
+#define TEXT	     "text/plain; charset=utf-8"
+#define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
 struct metrics_server {
 	struct MHD_Daemon *daemon;
 	const struct agent_stats *st;
 };
 
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, char *text,
-			     size_t len)
+			     size_t len, const char *type)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
@@ -134,7 +159,7 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, c
 		free(text);
 		return MHD_NO;
 	}
-	MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	MHD_add_response_header(resp, "Content-Type", type);
 	ret = MHD_queue_response(conn, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -151,9 +176,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	char *text;
 
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("GET only\n"), 9);
+		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("GET only\n"), 9, TEXT);
+	if (!strcmp(url, "/healthz") || !strcmp(url, "/livez")) {
+		text = malloc(len);
+		if (!text)
+			return MHD_NO;
+		n = metrics__health(m->st, now_ns(), !strcmp(url, "/livez"), text, len)
+			    ? MHD_HTTP_OK
+			    : MHD_HTTP_SERVICE_UNAVAILABLE;
+		return reply(conn, n, text, strlen(text), "application/json");
+	}
 	if (strcmp(url, "/metrics"))
-		return reply(conn, MHD_HTTP_NOT_FOUND, strdup("see /metrics\n"), 13);
+		return reply(conn, MHD_HTTP_NOT_FOUND, strdup("see /metrics, /healthz, /livez\n"),
+			     31, TEXT);
 	/* what cannot be read is reported as 0: the agent's counters matter more */
 	metrics__self(&cpu, &rss);
 	for (;;) {
@@ -162,7 +197,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_NO;
 		n = metrics__render(m->st, cpu, rss, text, len);
 		if (n < len)
-			return reply(conn, MHD_HTTP_OK, text, n);
+			return reply(conn, MHD_HTTP_OK, text, n, METRICS_TYPE);
 		free(text);
 		len = n + 1;
 	}

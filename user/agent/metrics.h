@@ -3,11 +3,15 @@
  * The agent's counters and the Prometheus endpoint that serves them
  * (libmicrohttpd, its own thread): GET /metrics, text format 0.0.4.
  * Counters are written by the sampling loop and the sender thread and read
- * by the server thread, always with the stats__ helpers (relaxed atomics).
+ * by the server thread, always with the stats__ helpers: a store releases
+ * and a load acquires, so a reader that loads a part (samples with labels)
+ * before its whole (samples), which the writer stores first, never sees
+ * the part exceed the whole.
  */
 #ifndef LABELPROF_AGENT_METRICS_H
 #define LABELPROF_AGENT_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
 #include <linux/types.h>
@@ -29,21 +33,26 @@ struct agent_stats {
 	__u64 processes_tracked; /* gauges */
 	__u64 spool_bytes;
 	__u64 spool_intervals;
+	/* health (metrics__health), not metrics; times are CLOCK_MONOTONIC ns */
+	__u64 loop_ns;		  /* the sampling loop's last pass; 0: not sampling */
+	__u64 interval_ns;	  /* the interval in force */
+	__u64 backlog_since_ns;	  /* since when intervals wait for the sender; 0: none */
+	__u64 file_write_failing; /* 1: the last write to output_dir failed */
 };
 
 static inline void stats__add(__u64 *counter, __u64 v)
 {
-	__atomic_add_fetch(counter, v, __ATOMIC_RELAXED);
+	__atomic_add_fetch(counter, v, __ATOMIC_RELEASE);
 }
 
 static inline void stats__set(__u64 *gauge, __u64 v)
 {
-	__atomic_store_n(gauge, v, __ATOMIC_RELAXED);
+	__atomic_store_n(gauge, v, __ATOMIC_RELEASE);
 }
 
 static inline __u64 stats__get(const __u64 *v)
 {
-	return __atomic_load_n(v, __ATOMIC_RELAXED);
+	return __atomic_load_n(v, __ATOMIC_ACQUIRE);
 }
 
 /* The agent's own CPU time and resident memory, from /proc/self/stat. 0 or -errno. */
@@ -55,6 +64,21 @@ int metrics__self(double *cpu_seconds, __u64 *rss_bytes);
  */
 size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 rss_bytes, char *buf,
 		       size_t len);
+
+/* The sampling loop counts as stopped when its last pass is older than this. */
+#define HEALTH_STALL_NS (30 * 1000000000ull)
+/* Export is behind when intervals have waited for more than this many intervals. */
+#define HEALTH_BEHIND_INTERVALS 3
+
+/*
+ * The agent's health at now (CLOCK_MONOTONIC ns) as a small JSON object in
+ * buf: whether sampling runs (its loop passed within HEALTH_STALL_NS) and,
+ * unless only_sampling, whether export keeps up (no interval has waited for
+ * delivery HEALTH_BEHIND_INTERVALS intervals, the last write to output_dir
+ * succeeded). Returns whether healthy.
+ */
+bool metrics__health(const struct agent_stats *st, __u64 now, bool only_sampling, char *buf,
+		     size_t len);
 
 struct metrics_server;
 

@@ -6,8 +6,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <linux/fs.h>
 
 #include "cli/cli.h"
 #include "labelprof.h"
@@ -216,7 +218,12 @@ void sampling_args__warn_unlabelled(const struct sampling_args *args, struct reg
 
 		if (args->seen_sources[i] & ~process_ctx || registry__labelled(registry, pid))
 			continue;
-		if (args->seen_sources[i])
+		if (proc_is_kernel_thread(pid))
+			fprintf(stderr,
+				"labelprof: pid %d is a kernel thread: it has kernel stacks "
+				"only, no user stacks and no labels\n",
+				pid);
+		else if (args->seen_sources[i])
 			fprintf(stderr,
 				"labelprof: pid %d publishes only an OpenTelemetry process context "
 				"(resource attributes, on every sample), no thread labels (see "
@@ -249,7 +256,10 @@ static const struct argp_option output_options[] = {
 	 "json (default; report on a terminal), folded (flamegraph.pl input), report (CPU share "
 	 "per label value), pprof, otlp, otlp-json or html",
 	 0},
-	{"output", 'o', "FILE", 0, "Write the profile here instead of standard output", 0},
+	{"output", 'o', "FILE", 0,
+	 "Write the profile here instead of standard output; without --format, the name's ending "
+	 "says the format: .pb.gz or .pprof (pprof), .otlp, .otlp.json, .json, .folded, .html",
+	 0},
 	{"pprof-labels", OPT_PPROF_LABELS, "LIST", 0,
 	 "Also label pprof/OTLP samples with these: pid, tid, comm, thread_name (comma-separated; "
 	 "default pid,comm, so that the process survives a round trip; \"\" for none)",
@@ -284,8 +294,19 @@ static error_t parse_output_opt(int key, char *arg, struct argp_state *state)
 		args->path = arg;
 		break;
 	case ARGP_KEY_END:
+		v = args->path ? output__format_by_path(args->path) : -1;
+		/* OTLP JSON is JSON: a .json file may hold it */
+		if (v >= 0 && args->format_given && v != (int)args->format &&
+		    !(v == OUTPUT_JSON && args->format == OUTPUT_OTLP_JSON))
+			argp_error(state,
+				   "--format %s: %s is named like a %s file (leave --format "
+				   "out, or name the file for its format)",
+				   output__format_name(args->format), args->path,
+				   output__format_name(v));
+		if (!args->format_given && v >= 0)
+			args->format = v;
 		/* like perf: a terminal gets something to read, a pipe the JSON to parse */
-		if (!args->format_given && !args->path && isatty(STDOUT_FILENO))
+		else if (!args->format_given && !args->path && isatty(STDOUT_FILENO))
 			args->format = OUTPUT_REPORT;
 		break;
 	default:
@@ -434,6 +455,22 @@ static int target_error(const char *path, int tmp_err)
 	return st.st_mode & 0222 ? tmp_err : -EACCES;
 }
 
+/*
+ * -EPERM for an immutable or append-only file, which rename cannot replace:
+ * known before sampling rather than after. 0 when the flags cannot be read.
+ */
+static int replaceable(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), flags = 0;
+
+	if (fd < 0)
+		return 0;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags))
+		flags = 0;
+	close(fd);
+	return flags & (FS_IMMUTABLE_FL | FS_APPEND_FL) ? -EPERM : 0;
+}
+
 /* Where the bytes go: standard output, a device or pipe, or a temporary file. */
 static int open_sink(struct output_file *of, const char *path)
 {
@@ -448,6 +485,8 @@ static int open_sink(struct output_file *of, const char *path)
 	}
 	if (!lstat(path, &st) && S_ISDIR(st.st_mode))
 		return -EISDIR;
+	if (!lstat(path, &st) && S_ISREG(st.st_mode) && replaceable(path))
+		return -EPERM;
 	if (!lstat(path, &st) && !S_ISREG(st.st_mode)) {
 		fd = open_special(path, &st);
 		if (fd < -1)
@@ -518,6 +557,8 @@ static ssize_t count_write(void *cookie, const char *buf, size_t n)
 	struct output_file *of = cookie;
 	size_t done = fwrite(buf, 1, n, of->sink);
 
+	if (done < n && !of->write_errno)
+		of->write_errno = errno;
 	of->bytes += done;
 	return done;
 }
@@ -540,7 +581,7 @@ int output_file__open(struct output_file *of, const char *path)
 
 int output_file__commit(struct output_file *of)
 {
-	int err = fclose(of->f) ? -errno : 0;
+	int err = fclose(of->f) ? -(of->write_errno ?: errno) : 0;
 
 	of->f = NULL;
 	if (err) {
@@ -556,6 +597,86 @@ void output_file__abort(struct output_file *of)
 		fclose(of->f);
 	of->f = NULL;
 	abort_sink(of);
+}
+
+/*
+ * A new file in dir for the profile meant for path, named after it
+ * ("labelprof-XXXXXX-cpu.pb.gz": the same ending, so the same format), opened
+ * on of. 0 or -errno.
+ */
+static int open_kept(struct output_file *of, const char *dir, const char *path)
+{
+	char base_buf[PATH_MAX];
+	const char *base;
+	int fd, err;
+
+	snprintf(base_buf, sizeof(base_buf), "%s", path);
+	base = basename(base_buf);
+	*of = (struct output_file){};
+	if ((size_t)snprintf(of->kept_path, sizeof(of->kept_path), "%s/labelprof-XXXXXX-%s", dir,
+			     base) >= sizeof(of->kept_path))
+		return -ENAMETOOLONG;
+	fd = mkostemps(of->kept_path, strlen(base) + 1, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	/* the empty file holds the name; the profile replaces it */
+	err = output_file__open(of, of->kept_path);
+	if (err)
+		unlink(of->kept_path);
+	return err;
+}
+
+static int write_commit(struct output_file *of, const struct output_args *args,
+			const struct symprof *sp)
+{
+	int err = output__write(of->f, args->format, sp, &args->opts);
+
+	if (err) {
+		/* a writer sees its stream fail (-EIO); the sink knows why (ENOSPC) */
+		if (err == -EIO && of->write_errno)
+			err = -of->write_errno;
+		output_file__abort(of);
+		return err;
+	}
+	return output_file__commit(of);
+}
+
+int output_args__write(const struct output_args *args, struct output_file *of,
+		       const struct symprof *sp)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	char cwd[PATH_MAX], desc[PATH_MAX + 32];
+	const char *dirs[] = {tmpdir && *tmpdir ? tmpdir : "/tmp", getcwd(cwd, sizeof(cwd))};
+	int err = write_commit(of, args, sp), kept_err = 0;
+	size_t i;
+
+	if (!err)
+		return 0;
+	fprintf(stderr, "labelprof: cannot write the profile%s%s: %s\n", args->path ? " to " : "",
+		args->path ? args->path : "", strerror(-err));
+	if (!args->path)
+		return err;
+	/* the recording is finished: keep it wherever it fits */
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
+		if (!dirs[i])
+			continue;
+		kept_err = open_kept(of, dirs[i], args->path);
+		if (kept_err)
+			continue;
+		kept_err = write_commit(of, args, sp);
+		if (!kept_err) {
+			output_file__describe(of, desc, sizeof(desc));
+			fprintf(stderr, "labelprof: wrote %s instead\n", desc);
+			return err;
+		}
+		unlink(of->kept_path);
+	}
+	fprintf(stderr,
+		"labelprof: the profile is lost: %s and the current directory cannot take "
+		"it either: %s\n",
+		dirs[0], strerror(-kept_err));
+	return err;
 }
 
 void output_file__describe(const struct output_file *of, char *buf, size_t len)

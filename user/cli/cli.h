@@ -47,7 +47,8 @@ void sampling_args__note_sources(struct sampling_args *args, const struct sympro
  * than what a process had mapped at the start (a label library may come with
  * dlopen later): says on stderr which -p processes published no labels of
  * their threads, pointing at labelprof inspect, and what the others published
- * instead (only an OpenTelemetry process context's resource attributes). A
+ * instead (only an OpenTelemetry process context's resource attributes), or
+ * that one is a kernel thread (kernel stacks only). A
  * process whose threads can publish labels (procs found where) but set none
  * while sampled is no warning. Nothing with --no-labels.
  */
@@ -58,7 +59,11 @@ bool sampling_args__any_alive(const struct sampling_args *args);
 
 /* Where and how a command writes a profile: the options record and convert share. */
 struct output_args {
-	/* --format; else report on a terminal (standard output with no -o), else JSON */
+	/*
+	 * --format; else the one -o's name says (output__format_by_path); else
+	 * report on a terminal (standard output with no -o), else JSON. Both
+	 * given must agree (a .json file may hold otlp-json).
+	 */
 	enum output_format format;
 	bool format_given;
 	struct output_opts opts;
@@ -121,11 +126,13 @@ bool cli_process_alive(pid_t pid);
  */
 struct output_file {
 	char tmp_path[PATH_MAX];
+	char kept_path[PATH_MAX]; /* output_args__write's file when path failed */
 	const char *path;
 	bool direct;
 	FILE *f;		  /* where to write: counts the bytes, passes them to sink */
 	FILE *sink;		  /* standard output, the device or pipe, or the temporary file */
 	unsigned long long bytes; /* written through f so far */
+	int write_errno;	  /* the first write to sink that failed: why */
 };
 
 /* path NULL: standard output. Returns 0 or -errno. */
@@ -134,6 +141,16 @@ int output_file__open(struct output_file *of, const char *path);
 int output_file__commit(struct output_file *of);
 /* Discards what was written (no-op after commit). */
 void output_file__abort(struct output_file *of);
+/*
+ * Writes sp in args' format to of (opened on args->path) and commits it.
+ * When that fails, says why on stderr and, if -o was given, does not lose
+ * the profile: it goes to a new file (named after args->path, same ending)
+ * in $TMPDIR (else /tmp), else in the current directory, and stderr says
+ * "wrote FILE (SIZE) instead", or that it is lost. Returns 0, or -errno of
+ * the failure at args->path (kept or not: the command failed).
+ */
+int output_args__write(const struct output_args *args, struct output_file *of,
+		       const struct symprof *sp);
 /*
  * What was written where, as perf says it: "profile.json (247 KB)",
  * "<stdout> (812 bytes)". For "wrote ..." once committed.

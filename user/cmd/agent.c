@@ -25,6 +25,7 @@
 #include "cmd/commands.h"
 #include "format/output.h"
 #include "lib/clock.h"
+#include "lib/msg.h"
 #include "registry/registry.h"
 #include "profile/profile.h"
 #include "sampling/session.h"
@@ -44,7 +45,7 @@ struct agent {
 	__u64 start_unix_ns;
 	struct lp_counters counters_at_start;
 	/* what the sessions closed by reloads counted */
-	__u64 received_before;
+	__u64 received_before, with_labels_before, read_faults_before;
 	struct lp_counters counters_before;
 	__u64 watchdog_ns; /* 0: systemd does not watch */
 };
@@ -105,10 +106,14 @@ static void update_stats(struct agent *a)
 
 	total_counters(a, &c);
 	registry__stats(a->session->registry, &ps);
+	/*
+	 * Counted together as records are handled (session.h), and samples
+	 * published first: a scrape never sees more of a part than of the whole.
+	 */
 	stats__set(&a->stats.samples, a->received_before + a->session->received);
-	stats__set(&a->stats.samples_with_labels, c.samples_with_labels);
+	stats__set(&a->stats.samples_with_labels, a->with_labels_before + a->session->with_labels);
+	stats__set(&a->stats.label_read_faults, a->read_faults_before + a->session->read_faults);
 	stats__set(&a->stats.ringbuf_drops, c.ringbuf_drops);
-	stats__set(&a->stats.label_read_faults, c.label_read_faults);
 	stats__set(&a->stats.null_values, c.null_values);
 	stats__set(&a->stats.processes_tracked, ps.tracked);
 	stats__set(&a->stats.process_inspections, ps.resolves);
@@ -179,9 +184,11 @@ out_free:
 	/* the snapshots of processes gone are needed no more: memory stays flat */
 	symbolizer__release_unused(a->session->symbolizer);
 	update_stats(a);
-	sd_notifyf(0, "STATUS=%llu intervals, %llu samples, %llu waiting for delivery",
+	sd_notifyf(0, "STATUS=%llu interval%s, %llu sample%s, %llu waiting for delivery",
 		   (unsigned long long)stats__get(&a->stats.intervals),
+		   msg__s(stats__get(&a->stats.intervals)),
 		   (unsigned long long)stats__get(&a->stats.samples),
+		   msg__s(stats__get(&a->stats.samples)),
 		   (unsigned long long)stats__get(&a->stats.spool_intervals));
 }
 
@@ -299,6 +306,8 @@ static void reload(struct agent *a, int argc, char **argv)
 		session__stop(a->session);
 		finish_interval(a);
 		a->received_before += a->session->received;
+		a->with_labels_before += a->session->with_labels;
+		a->read_faults_before += a->session->read_faults;
 		total_counters(a, &sum);
 		a->counters_before = sum;
 		session__close(a->session);
@@ -325,6 +334,7 @@ static void reload(struct agent *a, int argc, char **argv)
 	exporter__reconfigure(a->exporter, c, st.spool);
 	agent_config__put(a->cfg);
 	a->cfg = c;
+	stats__set(&a->stats.interval_ns, c->interval_ns);
 	agent_log(LOG_NOTICE, "reloaded %s: one profile every %.3g s", c->path ? c->path : "flags",
 		  c->interval_ns / 1e9);
 
@@ -336,8 +346,9 @@ static void describe(const struct agent *a)
 {
 	const struct agent_config *c = a->cfg;
 
-	agent_log(LOG_INFO, "sampling %d CPUs at %u Hz, one profile every %.3g s to %s%s%s",
-		  sampler__cpu_count(a->session->sampler), c->sampling.opts.freq_hz,
+	agent_log(LOG_INFO, "sampling %d CPU%s at %u Hz, one profile every %.3g s to %s%s%s",
+		  sampler__cpu_count(a->session->sampler),
+		  msg__s(sampler__cpu_count(a->session->sampler)), c->sampling.opts.freq_hz,
 		  c->interval_ns / 1e9, c->output_dir ? c->output_dir : "",
 		  c->output_dir && c->otlp_url ? " and " : "", c->otlp_url ? c->otlp_url : "");
 }
@@ -358,6 +369,7 @@ static int run(struct agent *a, int argc, char **argv)
 			reload(a, argc, argv);
 		}
 		now = now_ns();
+		stats__set(&a->stats.loop_ns, now);
 		if (now - last_tick >= TICK_NS) {
 			last_tick = now;
 			update_stats(a);
@@ -409,12 +421,13 @@ int cmd_agent(int argc, char **argv)
 		goto out_free;
 	}
 	if (dropped)
-		agent_log(LOG_WARNING, "dropped %llu spooled intervals past max_spool_bytes",
-			  (unsigned long long)dropped);
+		agent_log(LOG_WARNING, "dropped %llu spooled interval%s past max_spool_bytes",
+			  (unsigned long long)dropped, msg__s(dropped));
 	stats__add(&a.stats.spool_dropped, dropped);
 	if (spool__count(spool))
-		agent_log(LOG_NOTICE, "%zu intervals left by the previous run wait for delivery",
-			  spool__count(spool));
+		agent_log(LOG_NOTICE, "%zu interval%s left by the previous run wait%s for delivery",
+			  spool__count(spool), msg__s(spool__count(spool)),
+			  spool__count(spool) == 1 ? "s" : "");
 
 	block_signals(&old);
 	a.exporter = exporter__start(a.cfg, spool, &a.stats, err, sizeof(err));
@@ -430,13 +443,17 @@ int cmd_agent(int argc, char **argv)
 	}
 
 	start_interval(&a);
+	stats__set(&a.stats.interval_ns, a.cfg->interval_ns);
+	stats__set(&a.stats.loop_ns, now_ns());
 	if (sd_watchdog_enabled(0, &usec) > 0)
 		a.watchdog_ns = usec * 1000;
 	describe(&a);
-	sd_notifyf(0, "READY=1\nSTATUS=sampling %d CPUs at %u Hz",
-		   sampler__cpu_count(a.session->sampler), a.cfg->sampling.opts.freq_hz);
+	sd_notifyf(0, "READY=1\nSTATUS=sampling %d CPU%s at %u Hz",
+		   sampler__cpu_count(a.session->sampler),
+		   msg__s(sampler__cpu_count(a.session->sampler)), a.cfg->sampling.opts.freq_hz);
 
 	ret = run(&a, argc, argv);
+	stats__set(&a.stats.loop_ns, 0);
 
 	sd_notify(0, "STOPPING=1\nSTATUS=sending the last interval");
 	/* the partial interval, with what the ring buffer still holds */
@@ -446,13 +463,17 @@ int cmd_agent(int argc, char **argv)
 	exporter__stop(a.exporter);
 	a.exporter = NULL;
 	agent_log(LOG_INFO,
-		  "stopped: %llu intervals, %llu samples, %llu sent, %llu failed sends, "
-		  "%llu intervals dropped",
+		  "stopped: %llu interval%s, %llu sample%s, %llu sent, %llu failed send%s, "
+		  "%llu interval%s dropped",
 		  (unsigned long long)stats__get(&a.stats.intervals),
+		  msg__s(stats__get(&a.stats.intervals)),
 		  (unsigned long long)stats__get(&a.stats.samples),
+		  msg__s(stats__get(&a.stats.samples)),
 		  (unsigned long long)stats__get(&a.stats.export_success),
 		  (unsigned long long)stats__get(&a.stats.export_failure),
-		  (unsigned long long)stats__get(&a.stats.spool_dropped));
+		  msg__s(stats__get(&a.stats.export_failure)),
+		  (unsigned long long)stats__get(&a.stats.spool_dropped),
+		  msg__s(stats__get(&a.stats.spool_dropped)));
 
 out_free:
 	exporter__stop(a.exporter);

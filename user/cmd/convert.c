@@ -11,7 +11,9 @@
 
 #include "cli/cli.h"
 #include "lib/array.h"
+#include "lib/compiler.h"
 #include "cmd/commands.h"
+#include "format/fmt.h"
 #include "format/input.h"
 #include "format/output.h"
 #include "profile/labelsel.h"
@@ -71,9 +73,52 @@ static error_t parse_convert_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static bool keeps_key(const struct sp_string *key, void *sel)
+/* The keys --labels and --drop-labels leave out, noted to say so when none is kept. */
+struct key_filter {
+	const struct labelsel *sel;
+	bool kept;
+	const struct sp_string *dropped[16]; /* distinct: strings are interned */
+	size_t dropped_count;
+	bool more;
+};
+
+static bool keeps_key(const struct sp_string *key, void *ctx)
 {
-	return labelsel__keeps(sel, key->bytes, key->len);
+	struct key_filter *kf = ctx;
+	size_t i;
+
+	if (labelsel__keeps(kf->sel, key->bytes, key->len)) {
+		kf->kept = true;
+		return true;
+	}
+	for (i = 0; i < kf->dropped_count && kf->dropped[i] != key; i++)
+		;
+	if (i == kf->dropped_count && i < ARRAY_SIZE(kf->dropped))
+		kf->dropped[kf->dropped_count++] = key;
+	else if (i == kf->dropped_count)
+		kf->more = true;
+	return false;
+}
+
+/*
+ * A selection that kept no label of a profile that has some: the keys it
+ * could have named (the report's hint at processes that publish none would
+ * mislead).
+ */
+static void say_no_key_kept(const struct convert_env *env, const struct key_filter *kf)
+{
+	size_t i;
+
+	fprintf(stderr, "labelprof: %s%s%s%s%s matched no label key of %s; its keys: ",
+		env->labels.keep ? "--labels " : "", env->labels.keep ? env->labels.keep : "",
+		env->labels.keep && env->labels.drop ? " with " : "",
+		env->labels.drop ? "--drop-labels " : "", env->labels.drop ? env->labels.drop : "",
+		env->input_path);
+	for (i = 0; i < kf->dropped_count; i++) {
+		fputs(i ? ", " : "", stderr);
+		fmt__text_bytes(stderr, kf->dropped[i]->bytes, kf->dropped[i]->len, ",", 64);
+	}
+	fputs(kf->more ? ", ...\n" : "\n", stderr);
 }
 
 /* The whole of fd, up to MAX_INPUT_BYTES. Returns 0 or -errno (-EFBIG: too large). */
@@ -130,6 +175,7 @@ int cmd_convert(int argc, char **argv)
 		.children = children,
 	};
 	struct output_file of = {};
+	struct key_filter kf = {};
 	struct symprof *sp = NULL;
 	unsigned char *buf = NULL;
 	char errbuf[256] = "";
@@ -162,27 +208,21 @@ int cmd_convert(int argc, char **argv)
 		return 1;
 	}
 	/* the labels a recording with the same flags would have kept */
-	if (env.labels.sel && symprof__filter_labels(sp, keeps_key, env.labels.sel)) {
+	kf.sel = env.labels.sel;
+	if (kf.sel && symprof__filter_labels(sp, keeps_key, &kf)) {
 		fprintf(stderr, "labelprof: out of memory\n");
 		goto out_free;
 	}
+	if (kf.sel && !kf.kept && kf.dropped_count)
+		say_no_key_kept(&env, &kf);
 	err = output_file__open(&of, env.output.path);
 	if (err) {
 		fprintf(stderr, "labelprof: cannot write %s: %s\n", env.output.path,
 			strerror(-err));
 		goto out_free;
 	}
-	err = output__write(of.f, env.output.format, sp, &env.output.opts);
-	if (!err)
-		err = output_file__commit(&of);
-	else
-		output_file__abort(&of);
-	if (err) {
-		fprintf(stderr, "labelprof: cannot write the profile%s%s: %s\n",
-			env.output.path ? " to " : "", env.output.path ? env.output.path : "",
-			strerror(-err));
+	if (output_args__write(&env.output, &of, sp))
 		goto out_free;
-	}
 	output_file__describe(&of, errbuf, sizeof(errbuf));
 	fprintf(stderr, "labelprof: wrote %s\n", errbuf);
 	ret = 0;

@@ -21,6 +21,7 @@
 #include "lib/elf.h"
 #include "proc/otel_ctx.h"
 #include "proc/root.h"
+#include "proc/stat.h"
 #include "proc/tls.h"
 
 struct inspect_env {
@@ -587,7 +588,7 @@ static int inspect_pid(const struct inspect_env *env)
 	struct tls_diag diag;
 	struct tls_file_info info;
 	const char *status, *summary;
-	bool have_file;
+	bool have_file, kthread;
 	struct stat st;
 	int err, fd;
 
@@ -600,7 +601,15 @@ static int inspect_pid(const struct inspect_env *env)
 		fmt__text_line(stderr, "labelprof: pid %d: not permitted: %s", env->pid, diag.msg);
 		return 1;
 	}
-	if (err == -EAGAIN) {
+	kthread = proc_is_kernel_thread(env->pid);
+	if (kthread) {
+		/* what the maps of no user memory say (no label library) would mislead */
+		status = "none";
+		summary = "kernel thread";
+		snprintf(diag.msg, sizeof(diag.msg),
+			 "no user memory, so no user stacks and no labels; record and top sample "
+			 "its kernel stacks");
+	} else if (err == -EAGAIN) {
 		status = "pending"; /* the loader has not relocated the library yet */
 		summary = "labels not located yet";
 	} else if (err) {
@@ -659,8 +668,10 @@ static int inspect_pid(const struct inspect_env *env)
 			put_file_text(diag.object, &info, "  ");
 		else if (diag.object[0])
 			fmt__text_line(stdout, "  object: %s", diag.object);
-		put_otel_thread(&r, &diag, false);
-		put_otel_process(env->pid, false);
+		if (!kthread) {
+			put_otel_thread(&r, &diag, false);
+			put_otel_process(env->pid, false);
+		}
 		if (diag.go[0])
 			fmt__text_line(stdout, "  go: %s", diag.go);
 	}

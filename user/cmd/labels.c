@@ -233,6 +233,13 @@ static int find_recipe(const struct labels_env *env, struct lp_recipe *r, struct
 			env->pid, tgid);
 		return -EINVAL;
 	}
+	if (proc_is_kernel_thread(env->pid)) {
+		fprintf(stderr,
+			"labelprof: pid %d is a kernel thread: no user memory, so no labels "
+			"(labelprof record -p %d samples its kernel stacks)\n",
+			env->pid, env->pid);
+		return -ENOENT;
+	}
 	/* diag quotes the process's file names: escaped */
 	err = tls__resolve_process(NULL, env->pid, r, diag);
 	/* a Go program's labels are read whatever became of custom labels */

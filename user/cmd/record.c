@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cmd/commands.h"
 #include "lib/clock.h"
+#include "lib/msg.h"
 #include "format/output.h"
 #include "profile/labelsel.h"
 #include "registry/registry.h"
@@ -152,33 +153,35 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 	registry__stats(s->registry, &ps);
 	symbolizer__stats(s->symbolizer, &ss);
 	fprintf(stderr,
-		"labelprof: %llu samples (%llu with labels), %llu dropped, %llu label read "
-		"faults, %llu truncated, %llu malformed, %llu processes with labels, %.1f s\n",
-		(unsigned long long)s->received, (unsigned long long)c->samples_with_labels,
-		(unsigned long long)c->ringbuf_drops, (unsigned long long)c->label_read_faults,
-		(unsigned long long)c->truncations, (unsigned long long)c->malformed_labels,
-		(unsigned long long)ps.labelled_seen, secs);
+		"labelprof: %llu sample%s (%llu with labels), %llu dropped, %llu label read "
+		"fault%s, %llu truncated, %llu malformed, %llu process%s with labels, %.1f s\n",
+		(unsigned long long)s->received, msg__s(s->received),
+		(unsigned long long)s->with_labels, (unsigned long long)c->ringbuf_drops,
+		(unsigned long long)s->read_faults, msg__s(s->read_faults),
+		(unsigned long long)s->truncated, (unsigned long long)s->malformed,
+		(unsigned long long)ps.labelled_seen, ps.labelled_seen == 1 ? "" : "es", secs);
 	if (s->bad_records)
-		fprintf(stderr, "labelprof: %llu malformed records ignored\n",
-			(unsigned long long)s->bad_records);
+		fprintf(stderr, "labelprof: %llu malformed record%s ignored\n",
+			(unsigned long long)s->bad_records, msg__s(s->bad_records));
 	if (c->event_drops)
-		fprintf(stderr, "labelprof: %llu process events dropped (ring buffer full)\n",
-			(unsigned long long)c->event_drops);
+		fprintf(stderr, "labelprof: %llu process event%s dropped (ring buffer full)\n",
+			(unsigned long long)c->event_drops, msg__s(c->event_drops));
 	/* a writer's normal state, not a problem: only on request */
 	if (verbose)
 		fprintf(stderr,
-			"labelprof: %llu labels not in use skipped (NULL value of length 0), "
-			"%llu samples of processes without a recipe, %llu of kernel threads\n",
-			(unsigned long long)c->null_values, (unsigned long long)c->unknown_pids,
+			"labelprof: %llu label%s not in use skipped (NULL value of length 0), "
+			"%llu sample%s of processes without a recipe, %llu of kernel threads\n",
+			(unsigned long long)c->null_values, msg__s(c->null_values),
+			(unsigned long long)c->unknown_pids, msg__s(c->unknown_pids),
 			(unsigned long long)c->kernel_threads);
 	if (verbose)
 		fprintf(stderr,
-			"labelprof: %llu process inspections (%llu waiting for a lazy TLS "
+			"labelprof: %llu process inspection%s (%llu waiting for a lazy TLS "
 			"descriptor, %llu failed); memory maps read: %llu by inspections, %llu "
 			"by the symbolizer's own re-reads\n",
-			(unsigned long long)ps.resolves, (unsigned long long)ps.retries,
-			(unsigned long long)ps.errors, (unsigned long long)ps.maps_reads,
-			(unsigned long long)ss.maps_reads);
+			(unsigned long long)ps.resolves, msg__s(ps.resolves),
+			(unsigned long long)ps.retries, (unsigned long long)ps.errors,
+			(unsigned long long)ps.maps_reads, (unsigned long long)ss.maps_reads);
 	if (verbose && s->unwind) {
 		unwind__stats(s->unwind, &us);
 		fprintf(stderr,
@@ -203,11 +206,12 @@ static void print_progress(struct session *s, double secs)
 	struct lp_counters c = {};
 
 	sampler__read_counters(s->sampler, &c);
-	fprintf(stderr, "\rlabelprof: %.0f s, %llu samples, %llu dropped\033[K", secs,
-		(unsigned long long)s->received, (unsigned long long)c.ringbuf_drops);
+	fprintf(stderr, "\rlabelprof: %.0f s, %llu sample%s, %llu dropped\033[K", secs,
+		(unsigned long long)s->received, msg__s(s->received),
+		(unsigned long long)c.ringbuf_drops);
 }
 
-static int write_profile(struct record_env *env, struct session *s, FILE *f,
+static int write_profile(struct record_env *env, struct session *s, struct output_file *of,
 			 const struct lp_counters *c, __u64 start_unix_ns, __u64 duration_ns)
 {
 	struct symprof_build_opts bo = {
@@ -226,10 +230,12 @@ static int write_profile(struct record_env *env, struct session *s, FILE *f,
 	}
 	sp = symprof__from_profile(s->profile, s->symbolizer, &bo);
 
-	if (!sp)
+	if (!sp) {
+		fprintf(stderr, "labelprof: cannot write the profile: out of memory\n");
 		return -ENOMEM;
+	}
 	sampling_args__note_sources(&env->sampling, sp);
-	err = output__write(f, env->output.format, sp, &env->output.opts);
+	err = output_args__write(&env->output, of, sp);
 	symprof__free(sp);
 	return err;
 }
@@ -250,7 +256,12 @@ int cmd_record(int argc, char **argv)
 		.parser = parse_record_opt,
 		.args_doc = "[-- COMMAND [ARG...]]",
 		.doc = "Samples CPU stacks with the custom labels each thread had set, and writes "
-		       "the aggregated profile.",
+		       "the aggregated profile.\v"
+		       "Exit status: with a COMMAND that ends the recording, its own (128 + the "
+		       "signal's number when a signal killed it), as time(1) does; otherwise 0. "
+		       "1 when labelprof could not sample or write the profile where -o says (a "
+		       "profile that could not be written is kept in $TMPDIR or the current "
+		       "directory, and stderr names the file); 2 on usage errors.",
 		.children = children,
 	};
 	struct sampling_args *args = &env.sampling;
@@ -261,7 +272,7 @@ int cmd_record(int argc, char **argv)
 	__u64 start_ns, start_unix_ns, end_ns, now, last_check_ns = 0, last_progress_ns = 0;
 	bool progress = isatty(STDERR_FILENO);
 	pid_t child = -1;
-	int go_fd = -1, exec_err_fd = -1, err, status, ret = 1;
+	int go_fd = -1, exec_err_fd = -1, err, status, command_status = 0, ret = 1;
 	char errbuf[512];
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
@@ -311,8 +322,9 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	/* once the command runs: a command that cannot start is the only message */
-	fprintf(stderr, "labelprof: sampling %d CPUs at %u Hz%s\n", sampler__cpu_count(s->sampler),
-		args->opts.freq_hz, env.duration_s || env.command ? "" : ", Ctrl-C to stop");
+	fprintf(stderr, "labelprof: sampling %d CPU%s at %u Hz%s\n", sampler__cpu_count(s->sampler),
+		msg__s(sampler__cpu_count(s->sampler)), args->opts.freq_hz,
+		env.duration_s || env.command ? "" : ", Ctrl-C to stop");
 
 	while (!session__stop_requested()) {
 		err = session__poll(s, 100);
@@ -329,6 +341,8 @@ int cmd_record(int argc, char **argv)
 			break;
 		if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
 			child = -1;
+			command_status =
+				WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 			break;
 		}
 		/* -p: stop when the targets are gone (zombies included: no exit event then) */
@@ -346,14 +360,7 @@ int cmd_record(int argc, char **argv)
 	session__stop(s);
 	sampler__read_counters(s->sampler, &counters);
 
-	err = write_profile(&env, s, of.f, &counters, start_unix_ns, end_ns - start_ns);
-	if (!err)
-		err = output_file__commit(&of);
-	if (err) {
-		fprintf(stderr, "labelprof: cannot write the profile%s%s: %s\n",
-			env.output.path ? " to " : "", env.output.path ? env.output.path : "",
-			strerror(-err));
-	}
+	err = write_profile(&env, s, &of, &counters, start_unix_ns, end_ns - start_ns);
 	/* from what was sampled: a label library may have come later (dlopen) */
 	if (!err)
 		sampling_args__warn_unlabelled(args, s->registry);
@@ -362,7 +369,8 @@ int cmd_record(int argc, char **argv)
 		output_file__describe(&of, errbuf, sizeof(errbuf));
 		fprintf(stderr, "labelprof: wrote %s\n", errbuf);
 	}
-	ret = err ? 1 : 0;
+	/* as time(1) and perf record: the command's status, when it ended the recording */
+	ret = err ? 1 : command_status;
 
 out_free:
 	session__close(s);

@@ -23,6 +23,7 @@
 
 #include "lib/compiler.h"
 #include "lib/clock.h"
+#include "lib/msg.h"
 #include "cli/cli.h"
 #include "cmd/commands.h"
 #include "format/labelfold.h"
@@ -623,7 +624,8 @@ int cmd_top(int argc, char **argv)
 	}
 	/* handlers first: a signal must find the terminal state it may have to undo */
 	install_signals(st.tty);
-	fprintf(stderr, "labelprof: sampling %d CPUs at %u Hz\n", sampler__cpu_count(st.s->sampler),
+	fprintf(stderr, "labelprof: sampling %d CPU%s at %u Hz\n",
+		sampler__cpu_count(st.s->sampler), msg__s(sampler__cpu_count(st.s->sampler)),
 		env.sampling.opts.freq_hz);
 
 	err = run(&st, errbuf, sizeof(errbuf));

@@ -2,6 +2,7 @@
 /* The table of profile formats: names, kinds and writers. */
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lib/compiler.h"
 #include "format/output.h"
@@ -19,6 +20,28 @@ static const struct format {
 	[OUTPUT_OTLP_JSON] = {"otlp-json", output__write_otlp_json, false},
 	[OUTPUT_HTML] = {"html", output__write_html, false},
 };
+
+/* File name endings that name a format; one that ends another comes first. */
+static const struct extension {
+	const char *suffix;
+	enum output_format format;
+} extensions[] = {
+	{".pb.gz", OUTPUT_PPROF},   {".pprof", OUTPUT_PPROF}, {".otlp.json", OUTPUT_OTLP_JSON},
+	{".otlp.pb", OUTPUT_OTLP},  {".otlp", OUTPUT_OTLP},   {".json", OUTPUT_JSON},
+	{".folded", OUTPUT_FOLDED}, {".html", OUTPUT_HTML},
+};
+
+int output__format_by_path(const char *path)
+{
+	size_t i, len = strlen(path), n;
+
+	for (i = 0; i < ARRAY_SIZE(extensions); i++) {
+		n = strlen(extensions[i].suffix);
+		if (len > n && !strcasecmp(path + len - n, extensions[i].suffix))
+			return extensions[i].format;
+	}
+	return -1;
+}
 
 int output__extra_labels_by_names(const char *list)
 {

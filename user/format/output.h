@@ -51,6 +51,12 @@ struct output_opts {
 int output__extra_labels_by_names(const char *list);
 /* "json", "folded", ... to a format; returns -1 for an unknown name. */
 int output__format_by_name(const char *name);
+/*
+ * The format a file name's ending names (case-insensitive): .pb.gz and
+ * .pprof pprof, .otlp and .otlp.pb otlp, .otlp.json otlp-json, .json json,
+ * .folded folded, .html html. -1 for any other name.
+ */
+int output__format_by_path(const char *path);
 const char *output__format_name(enum output_format format);
 /* The names, comma-separated, for help and error messages. */
 const char *output__format_names(void);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -52,4 +53,16 @@ pid_t proc_tgid(pid_t pid)
 	fclose(f);
 	/* a zombie or a dead task has exited: it only waits to be reaped */
 	return state == 'Z' || state == 'X' ? -ESRCH : tgid;
+}
+
+bool proc_is_kernel_thread(pid_t pid)
+{
+	/* include/linux/sched.h; stable since 2.6 */
+	const unsigned long pf_kthread = 0x00200000;
+	unsigned long flags;
+	char buf[512];
+	const char *f = proc_stat_fields(pid, buf, sizeof(buf));
+
+	/* state, ppid, pgrp, session, tty_nr, tpgid, then flags */
+	return f && sscanf(f, "%*c %*d %*d %*d %*d %*d %lu", &flags) == 1 && flags & pf_kthread;
 }

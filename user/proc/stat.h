@@ -3,6 +3,7 @@
 #ifndef LABELPROF_PROC_STAT_H
 #define LABELPROF_PROC_STAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -20,5 +21,11 @@ const char *proc_stat_fields(pid_t pid, char *buf, size_t size);
  * zombie), other -errno when the status cannot be read.
  */
 pid_t proc_tgid(pid_t pid);
+
+/*
+ * Whether pid is a kernel thread (PF_KTHREAD): no user memory, so no user
+ * stack and no labels, only kernel stacks. False when it cannot be read.
+ */
+bool proc_is_kernel_thread(pid_t pid);
 
 #endif /* LABELPROF_PROC_STAT_H */

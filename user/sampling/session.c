@@ -15,6 +15,14 @@
 #include "symbolize/symbols.h"
 #include "unwind/unwind.h"
 
+static void count_sample(struct session *s, const struct lp_sample *rec)
+{
+	s->with_labels += rec->label_count > 0;
+	s->read_faults += !!(rec->status & LP_ST_READ_FAULT);
+	s->truncated += !!(rec->status & LP_ST_TRUNCATED);
+	s->malformed += !!(rec->status & LP_ST_MALFORMED);
+}
+
 static int on_record(void *ctx, const void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -28,6 +36,8 @@ static int on_record(void *ctx, const void *data, size_t size)
 	}
 	if (h->type == LP_EVENT_SAMPLE) {
 		s->received++;
+		if (size >= sizeof(struct lp_sample))
+			count_sample(s, data);
 		if (profile__add_sample(s->profile, data, size))
 			s->bad_records++;
 		return 0;

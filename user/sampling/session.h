@@ -28,6 +28,13 @@ struct session {
 	struct unwind *unwind;	  /* NULL: frame pointers only */
 	struct profile *profile;  /* filled until session__take_profile */
 	__u64 received;		  /* sample records, since the session opened */
+	/*
+	 * Of those: with at least one label, a label read that faulted, a
+	 * label cut short, a malformed label. Counted with received, so never
+	 * more: the BPF counters (lp_counters) count samples when they are
+	 * taken, those still in the ring buffer or dropped there too.
+	 */
+	__u64 with_labels, read_faults, truncated, malformed;
 	__u64 bad_records;	  /* records too short or malformed */
 	/* One of sampler_opts.pids exited since the flag was last cleared. */
 	bool target_exited;
