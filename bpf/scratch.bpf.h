@@ -71,6 +71,7 @@ struct lp_cwalk {
 	__u64 ip;     /* the frame's instruction pointer */
 	__u64 sp;     /* its stack pointer */
 	__u64 fp;     /* its frame pointer */
+	__u64 lr;     /* its link register (aarch64), where the frame was interrupted */
 	__u32 n;      /* return addresses stored */
 	__u32 at;     /* where in rec they go */
 	__u32 status; /* LP_ST_UNWIND_* and LP_ST_USTACK_TRUNCATED */
