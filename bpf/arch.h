@@ -119,6 +119,8 @@ static __always_inline struct pt_regs *arch_task_user_regs(struct task_struct *t
  * stops at a 0 frame pointer: it keeps bpf_get_stack.
  */
 #define ARCH_USER_FP_WALK 1
+/* The frame record lies at the top of an x86-64 frame: the caller's SP is FP + 16. */
+#define ARCH_FP_STEP_SP 1
 
 #define X86_USER_CS   0x33    /* __USER_CS: 64-bit user mode */
 #define X86_EFLAGS_VM 0x20000 /* virtual 8086 mode */
@@ -203,6 +205,11 @@ static __always_inline __u64 arch_plt_extra(__u64 ip)
 }
 #elif defined(__TARGET_ARCH_arm64)
 #define ARCH_USER_FP_WALK 0
+/*
+ * gcc and clang put the frame record at the bottom of an arm64 frame: a
+ * frame-pointer step gives the caller's FP and pc, not its SP.
+ */
+#define ARCH_FP_STEP_SP 0
 
 #define ARM64_PSR_MODE32 0x10 /* PSR_MODE32_BIT: an AArch32 (compat) task */
 

@@ -97,8 +97,8 @@ struct lp_cwalk {
 	/* the stack copied to sc->stack: from the user address slo, slen bytes */
 	__u64 slo;
 	__u32 slen;
-	__u32 pad;
-	__u64 sp0; /* the interrupted stack pointer */
+	__u32 sp_lost; /* sp is only a bound: a frame-pointer step's (ARCH_FP_STEP_SP) */
+	__u64 sp0;     /* the interrupted stack pointer */
 };
 
 /*

@@ -159,6 +159,7 @@ static __always_inline bool fp_step(struct lp_scratch *sc, struct lp_cwalk *w)
 	if (!w->fp || !stack_word(sc, w, w->fp, &next) || !stack_word(sc, w, w->fp + 8, &ra))
 		return false;
 	w->sp = w->fp + 16;
+	w->sp_lost = !ARCH_FP_STEP_SP;
 	w->fp = next;
 	w->ip = arch_return_address(ra);
 	w->status |= LP_ST_UNWIND_FP;
@@ -214,6 +215,10 @@ static __always_inline enum cfi_step cfi_step(struct lp_scratch *sc, struct lp_c
 	}
 	rule = row.cfa & LP_CFA_RULE_MASK;
 	cfa = (row.cfa >> LP_CFA_RULE_BITS) * 8;
+	/* rules that need this frame's SP, which a frame-pointer step may not have given */
+	if (!ARCH_FP_STEP_SP && w->sp_lost &&
+	    (rule == LP_CFA_SP || rule == LP_CFA_PLT || rule == LP_CFA_SIGNAL))
+		return STEP_STUCK;
 	switch (rule) {
 	case LP_CFA_SP:
 		cfa += w->sp;
@@ -242,6 +247,7 @@ static __always_inline enum cfi_step cfi_step(struct lp_scratch *sc, struct lp_c
 		w->fp = regs[0];
 		w->sp = regs[ARCH_SIGFRAME_SP];
 		w->ip = regs[ARCH_SIGFRAME_IP];
+		w->sp_lost = 0;
 #ifdef ARCH_SIGFRAME_LR
 		w->lr = arch_return_address(regs[ARCH_SIGFRAME_LR]);
 #endif
@@ -288,6 +294,7 @@ static __always_inline enum cfi_step cfi_step(struct lp_scratch *sc, struct lp_c
 		return STEP_STUCK;
 	}
 	w->sp = cfa;
+	w->sp_lost = 0;
 	w->ip = arch_return_address(ra);
 	w->exact = 0;
 	w->status |= LP_ST_UNWIND_CFI;
@@ -363,6 +370,7 @@ static __always_inline long walk_user_cfi(struct lp_scratch *sc, __u32 off,
 	w->row_hi = 0;
 	w->slen = 0;
 	w->sp0 = u->sp;
+	w->sp_lost = 0;
 	bpf_loop(LP_MAX_STACK_DEPTH, walk_cfi_frame, &cx, 0);
 	/* a stack that is its leaf alone was still the CFI walker's */
 	if (!(w->status & (LP_ST_UNWIND_CFI | LP_ST_UNWIND_FP)))
