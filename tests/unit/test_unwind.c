@@ -546,6 +546,12 @@ static void test_a64_split_debug(void **state)
 	fixture("fx-arm64-split", "fx-arm64-split.debug", &a64_names);
 }
 
+/* Return addresses signed by pointer authentication: the same rules as unsigned ones. */
+static void test_a64_pac(void **state)
+{
+	fixture("fx-arm64-pac", NULL, &a64_names);
+}
+
 /* The system's libc, as profiled processes use it: PLT, signal trampoline, entry points. */
 static void test_x86_libc(void **state)
 {
@@ -661,6 +667,7 @@ int main(void)
 		cmocka_unit_test(test_x86_eh_frame),   cmocka_unit_test(test_x86_debug_frame),
 		cmocka_unit_test(test_x86_split_debug), cmocka_unit_test(test_a64_eh_frame),
 		cmocka_unit_test(test_a64_debug_frame), cmocka_unit_test(test_a64_split_debug),
+		cmocka_unit_test(test_a64_pac),
 		cmocka_unit_test(test_x86_libc),	cmocka_unit_test(test_set_signal),
 		cmocka_unit_test(test_mutated),
 	};
