@@ -178,12 +178,14 @@ KERNEL_WORKLOADS := groundtruth-v1-lib otel-lib golabels-cgo0-plain golabels-cgo
 	unwind_c-gcc
 KERNEL_BUILD = all $(KERNEL_WORKLOADS:%=$(OUTPUT)/workloads/%) $(OUTPUT)/lib/libcustomlabels.so \
 	$(OUTPUT)/lib/libunwind_lib-gcc.so
+KERNEL_BUILD_arm64 = $(OUTPUT)/workloads/unwind_c-gcc-pac
 test-kernels:
 	$(if $(filter x86,$(HOST_ARCH)),,$(error test-kernels runs on x86-64 hosts))
 	$(Q)scripts/deps.sh --cross aarch64 --kernels
 	$(if $(filter host %-amd64,$(KERNELS)),$(Q)$(MAKE) -s --no-print-directory $(KERNEL_BUILD))
 	$(if $(filter %-arm64,$(KERNELS)),$(Q)$(MAKE) -s --no-print-directory ARCH=arm64 \
-		OUTPUT=$(OUTPUT)-arm64 $(subst $(OUTPUT)/,$(OUTPUT)-arm64/,$(KERNEL_BUILD)))
+		OUTPUT=$(OUTPUT)-arm64 \
+		$(subst $(OUTPUT)/,$(OUTPUT)-arm64/,$(KERNEL_BUILD) $(KERNEL_BUILD_arm64)))
 	$(Q)OUTPUT=$(OUTPUT) OUTPUT_ARM64=$(OUTPUT)-arm64 tests/kernels/run $(KERNELS)
 
 demo: deps

@@ -73,18 +73,15 @@ static __always_inline __u64 arch_load_acquire(__u64 *p)
 #endif
 }
 
-#if defined(__TARGET_ARCH_x86)
 /*
- * x86 walks the user stack in BPF (walk_user_stack) rather than with
- * bpf_get_stack: the kernel's walker (perf_callchain_user) follows the
- * outermost frame's saved frame pointer, 0 (glibc's entry points clear it),
- * into a page fault, which costs microseconds in some VMs. arm64's walker
- * stops at a 0 frame pointer: it keeps bpf_get_stack.
+ * User stacks are walked in BPF by the CFI rows userspace derives
+ * (stack_cfi.bpf.h) on both architectures, from the registers
+ * arch_user_regs gives. Frames without CFI, and the walk of --unwind fp,
+ * follow frame records: ARCH_USER_FP_WALK says whether that is done in BPF
+ * (stack_fp.bpf.h) or by bpf_get_stack.
  */
-#define ARCH_USER_FP_WALK 1
+#define ARCH_USER_CFI_WALK 1
 
-#define X86_USER_CS   0x33    /* __USER_CS: 64-bit user mode */
-#define X86_EFLAGS_VM 0x20000 /* virtual 8086 mode */
 #ifndef PF_VCPU
 #define PF_VCPU 0x00000001
 #endif
@@ -94,17 +91,44 @@ struct arch_user_regs {
 	__u64 ip;
 	__u64 fp;
 	__u64 sp;
+	__u64 lr; /* the link register; x86-64 has none: 0 */
 };
+
+/*
+ * Whether the kernel's walker would take the task's user registers: like
+ * get_perf_callchain, a sample of kernel mode takes the task's saved user
+ * registers, except in a kernel thread or an io_uring worker (no user stack)
+ * and in a KVM vCPU thread (perf_guest_state(): a guest was interrupted, no
+ * user stack); mm NULL (an exiting task) is left to the kernel too, since
+ * older kernels, which test current->mm there, then give no user stack at all.
+ */
+static __always_inline struct pt_regs *arch_task_user_regs(struct task_struct *task,
+							   __u32 task_flags)
+{
+	if (task_flags & (PF_KTHREAD | PF_USER_WORKER | PF_VCPU) || !task->mm)
+		return NULL;
+	return (struct pt_regs *)bpf_task_pt_regs(task);
+}
+
+#if defined(__TARGET_ARCH_x86)
+/*
+ * x86 walks the user stack in BPF (walk_user_stack) rather than with
+ * bpf_get_stack: the kernel's walker (perf_callchain_user) follows the
+ * outermost frame's saved frame pointer, 0 (glibc's entry points clear it),
+ * into a page fault, which costs microseconds in some VMs. arm64's walker
+ * stops at a 0 frame pointer: it keeps bpf_get_stack.
+ */
+#define ARCH_USER_FP_WALK 1
+/* The frame record lies at the top of an x86-64 frame: the caller's SP is FP + 16. */
+#define ARCH_FP_STEP_SP 1
+
+#define X86_USER_CS   0x33    /* __USER_CS: 64-bit user mode */
+#define X86_EFLAGS_VM 0x20000 /* virtual 8086 mode */
 
 /*
  * The registers the kernel's walker would start from; false where it would
  * not walk 64-bit frame records from them, so that bpf_get_stack does what
- * it does. Like get_perf_callchain, a sample of kernel mode takes the task's
- * saved user registers, except in a kernel thread or an io_uring worker (no
- * user stack) and in a KVM vCPU thread (perf_guest_state(): a guest was
- * interrupted, no user stack); mm NULL (an exiting task) is left to the
- * kernel too, since older kernels, which test current->mm there, then give
- * no user stack at all.
+ * it does.
  */
 static __always_inline bool arch_user_regs(struct bpf_perf_event_data *ctx,
 					   struct task_struct *task, __u32 task_flags,
@@ -113,6 +137,7 @@ static __always_inline bool arch_user_regs(struct bpf_perf_event_data *ctx,
 	struct pt_regs *tregs;
 	__u64 cs, flags;
 
+	u->lr = 0;
 	if (arch_user_mode(ctx)) {
 		u->ip = ctx_reg(ctx, 16);
 		u->fp = ctx_reg(ctx, 4);
@@ -120,9 +145,7 @@ static __always_inline bool arch_user_regs(struct bpf_perf_event_data *ctx,
 		cs = ctx_reg(ctx, 17);
 		flags = ctx_reg(ctx, 18);
 	} else {
-		if (task_flags & (PF_KTHREAD | PF_USER_WORKER | PF_VCPU) || !task->mm)
-			return false;
-		tregs = (struct pt_regs *)bpf_task_pt_regs(task);
+		tregs = arch_task_user_regs(task, task_flags);
 		if (!tregs)
 			return false;
 		u->ip = tregs->ip;
@@ -159,6 +182,13 @@ static __always_inline bool arch_user_unmapped(__u64 addr)
 	pgd = task->mm->pgd;
 	return pgd && *pgd == 0;
 }
+
+/* A return address as the stack holds it. */
+static __always_inline __u64 arch_return_address(__u64 ra)
+{
+	return ra;
+}
+
 /*
  * The x86-64 signal frame as __restore_rt finds it: SP points at the
  * ucontext, whose uc_mcontext (struct sigcontext) starts 40 bytes in and
@@ -173,8 +203,81 @@ static __always_inline __u64 arch_plt_extra(__u64 ip)
 {
 	return (ip & 15) >= 11 ? 8 : 0;
 }
-#else
+#elif defined(__TARGET_ARCH_arm64)
 #define ARCH_USER_FP_WALK 0
+/*
+ * gcc and clang put the frame record at the bottom of an arm64 frame: a
+ * frame-pointer step gives the caller's FP and pc, not its SP.
+ */
+#define ARCH_FP_STEP_SP 0
+
+#define ARM64_PSR_MODE32 0x10 /* PSR_MODE32_BIT: an AArch32 (compat) task */
+
+/*
+ * The interrupted user registers (user_pt_regs: x29 29, x30 30, sp 31,
+ * pc 32, pstate 33); false for a compat task, whose stack has no 64-bit
+ * frames.
+ */
+static __always_inline bool arch_user_regs(struct bpf_perf_event_data *ctx,
+					   struct task_struct *task, __u32 task_flags,
+					   struct arch_user_regs *u)
+{
+	struct pt_regs *tregs;
+	__u64 pstate;
+
+	if (arch_user_mode(ctx)) {
+		u->fp = ctx_reg(ctx, 29);
+		u->lr = ctx_reg(ctx, 30);
+		u->sp = ctx_reg(ctx, 31);
+		u->ip = ctx_reg(ctx, 32);
+		pstate = ctx_reg(ctx, 33);
+	} else {
+		tregs = arch_task_user_regs(task, task_flags);
+		if (!tregs)
+			return false;
+		u->fp = tregs->regs[29];
+		u->lr = tregs->regs[30];
+		u->sp = tregs->sp;
+		u->ip = tregs->pc;
+		pstate = tregs->pstate;
+	}
+	return !(pstate & ARM64_PSR_MODE32);
+}
+
+/* Nothing maps the first page (mmap_min_addr): a 0 frame pointer ends a chain unread. */
+static __always_inline bool arch_user_unmapped(__u64 addr)
+{
+	return addr < 4096;
+}
+
+/*
+ * A return address without its pointer authentication code (pac-ret code
+ * signs x30 before saving it): the PAC and the tag byte lie above the user
+ * VA bits, 48 unless a process asked mmap for addresses above 256 TiB.
+ */
+static __always_inline __u64 arch_return_address(__u64 ra)
+{
+	return ra & ((1ull << 48) - 1);
+}
+
+/*
+ * The arm64 signal frame as __kernel_rt_sigreturn (vdso) finds it: SP points
+ * at struct rt_sigframe, a 128-byte siginfo then the ucontext, whose
+ * uc_mcontext (struct sigcontext) starts 176 bytes in; its regs[29] (x29),
+ * regs[30] (lr), sp and pc lie 240 bytes into that.
+ */
+#define ARCH_SIGFRAME_REGS 544 /* x29, from SP */
+#define ARCH_SIGFRAME_LR   1   /* x30, in words from x29 */
+#define ARCH_SIGFRAME_SP   2   /* sp, in words from x29 */
+#define ARCH_SIGFRAME_IP   3   /* pc, in words from x29 */
+
+/* Rows of aarch64 code have no PLT rule (LP_CFA_PLT is x86-64's). */
+static __always_inline __u64 arch_plt_extra(__u64 ip)
+{
+	return 0;
+}
+#else
+#error "labelprof: unsupported architecture"
 #endif
 
 #endif /* LABELPROF_ARCH_H */

@@ -35,7 +35,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#if ARCH_USER_FP_WALK
+#if ARCH_USER_CFI_WALK
 struct task_struct___lp {
 	void *utask; /* CONFIG_UPROBES */
 } __attribute__((preserve_access_index));
@@ -61,7 +61,7 @@ static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct t
 				       __u32 *status)
 {
 	long n;
-#if ARCH_USER_FP_WALK
+#if ARCH_USER_CFI_WALK
 	struct lp_unwind_proc *proc;
 	struct arch_user_regs u;
 	__u32 tgid;
@@ -73,11 +73,13 @@ static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct t
 			if (proc)
 				return walk_user_cfi(sc, off, &u, proc, status);
 		}
+#if ARCH_USER_FP_WALK
 		n = walk_user_stack(sc, off, &u);
 		*status |= LP_ST_UNWIND_FP;
 		if (n >= stack_depth * sizeof(__u64))
 			*status |= LP_ST_USTACK_TRUNCATED;
 		return n;
+#endif
 	}
 #endif
 	n = bpf_get_stack(ctx, &sc->rec[off], stack_depth * sizeof(__u64), BPF_F_USER_STACK);

@@ -71,6 +71,7 @@ struct lp_cwalk {
 	__u64 ip;     /* the frame's instruction pointer */
 	__u64 sp;     /* its stack pointer */
 	__u64 fp;     /* its frame pointer */
+	__u64 lr;     /* its link register (aarch64), where the frame was interrupted */
 	__u32 n;      /* return addresses stored */
 	__u32 at;     /* where in rec they go */
 	__u32 status; /* LP_ST_UNWIND_* and LP_ST_USTACK_TRUNCATED */
@@ -96,8 +97,8 @@ struct lp_cwalk {
 	/* the stack copied to sc->stack: from the user address slo, slen bytes */
 	__u64 slo;
 	__u32 slen;
-	__u32 pad;
-	__u64 sp0; /* the interrupted stack pointer */
+	__u32 sp_lost; /* sp is only a bound: a frame-pointer step's (ARCH_FP_STEP_SP) */
+	__u64 sp0;     /* the interrupted stack pointer */
 };
 
 /*

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The user stack by the CFI rows userspace derived for the process's objects
- * (docs/design.md section 9), frame pointers where an object has none (arch.h:
- * x86-64 only).
+ * (docs/design.md section 9), frame pointers where an object has none.
  */
 #ifndef LABELPROF_STACK_CFI_BPF_H
 #define LABELPROF_STACK_CFI_BPF_H
@@ -10,7 +9,7 @@
 #include "maps.bpf.h"
 #include "arch.h"
 
-#if ARCH_USER_FP_WALK
+#if ARCH_USER_CFI_WALK
 /* Steps of the bounded binary searches: 2^steps entries at most. */
 #define MAPS_SEARCH_STEPS  8  /* LP_UNWIND_MAX_MAPS */
 #define FENCE_SEARCH_STEPS 24 /* pages of one object */
@@ -160,8 +159,9 @@ static __always_inline bool fp_step(struct lp_scratch *sc, struct lp_cwalk *w)
 	if (!w->fp || !stack_word(sc, w, w->fp, &next) || !stack_word(sc, w, w->fp + 8, &ra))
 		return false;
 	w->sp = w->fp + 16;
+	w->sp_lost = !ARCH_FP_STEP_SP;
 	w->fp = next;
-	w->ip = ra;
+	w->ip = arch_return_address(ra);
 	w->status |= LP_ST_UNWIND_FP;
 	return true;
 }
@@ -215,6 +215,10 @@ static __always_inline enum cfi_step cfi_step(struct lp_scratch *sc, struct lp_c
 	}
 	rule = row.cfa & LP_CFA_RULE_MASK;
 	cfa = (row.cfa >> LP_CFA_RULE_BITS) * 8;
+	/* rules that need this frame's SP, which a frame-pointer step may not have given */
+	if (!ARCH_FP_STEP_SP && w->sp_lost &&
+	    (rule == LP_CFA_SP || rule == LP_CFA_PLT || rule == LP_CFA_SIGNAL))
+		return STEP_STUCK;
 	switch (rule) {
 	case LP_CFA_SP:
 		cfa += w->sp;
@@ -243,6 +247,10 @@ static __always_inline enum cfi_step cfi_step(struct lp_scratch *sc, struct lp_c
 		w->fp = regs[0];
 		w->sp = regs[ARCH_SIGFRAME_SP];
 		w->ip = regs[ARCH_SIGFRAME_IP];
+		w->sp_lost = 0;
+#ifdef ARCH_SIGFRAME_LR
+		w->lr = arch_return_address(regs[ARCH_SIGFRAME_LR]);
+#endif
 		w->exact = 1;
 		w->status |= LP_ST_UNWIND_CFI;
 		uc->cfi_frames++;
@@ -257,12 +265,37 @@ static __always_inline enum cfi_step cfi_step(struct lp_scratch *sc, struct lp_c
 	}
 	/* FP's slot first: it lies below the return address, in the same copy */
 	fp_off = row.regs & ~LP_RA_RULE_MASK;
-	if (fp_off && !stack_word(sc, w, cfa + fp_off, &w->fp))
+	switch (row.regs & LP_RA_RULE_MASK) {
+	case LP_RA_CFA_M8:
+		if (fp_off && !stack_word(sc, w, cfa + fp_off, &w->fp))
+			return STEP_STUCK;
+		if (!stack_word(sc, w, cfa - 8, &ra))
+			return STEP_STUCK;
+		break;
+	case LP_RA_LR:
+		/* before the prologue saved it: only where the frame was interrupted */
+		if (!w->exact)
+			return STEP_STUCK;
+		if (fp_off && !stack_word(sc, w, cfa + fp_off, &w->fp))
+			return STEP_STUCK;
+		ra = w->lr;
+		break;
+	case LP_RA_FP_P8:
+		if (!stack_word(sc, w, cfa + fp_off, &w->fp) ||
+		    !stack_word(sc, w, cfa + fp_off + 8, &ra))
+			return STEP_STUCK;
+		break;
+	case LP_RA_AT: /* the offset is the return address's, FP was not saved */
+		if (!stack_word(sc, w, cfa + fp_off, &ra))
+			return STEP_STUCK;
+		break;
+	default:
+		uc->no_rule++;
 		return STEP_STUCK;
-	if (!stack_word(sc, w, cfa - 8, &ra))
-		return STEP_STUCK;
+	}
 	w->sp = cfa;
-	w->ip = ra;
+	w->sp_lost = 0;
+	w->ip = arch_return_address(ra);
 	w->exact = 0;
 	w->status |= LP_ST_UNWIND_CFI;
 	uc->cfi_frames++;
@@ -327,6 +360,7 @@ static __always_inline long walk_user_cfi(struct lp_scratch *sc, __u32 off,
 	w->ip = u->ip;
 	w->sp = u->sp;
 	w->fp = u->fp;
+	w->lr = arch_return_address(u->lr);
 	w->n = 1;
 	w->at = off;
 	w->status = 0;
@@ -336,6 +370,7 @@ static __always_inline long walk_user_cfi(struct lp_scratch *sc, __u32 off,
 	w->row_hi = 0;
 	w->slen = 0;
 	w->sp0 = u->sp;
+	w->sp_lost = 0;
 	bpf_loop(LP_MAX_STACK_DEPTH, walk_cfi_frame, &cx, 0);
 	/* a stack that is its leaf alone was still the CFI walker's */
 	if (!(w->status & (LP_ST_UNWIND_CFI | LP_ST_UNWIND_FP)))

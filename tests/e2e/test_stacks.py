@@ -42,7 +42,7 @@ TAIL = {"burn": ["start_thread"], "sys": ["start_thread"], "libc": ["start_threa
         "main": ["__libc_start_call_main"]}
 
 pytestmark = pytest.mark.skipif(os.uname().machine != "x86_64",
-                                reason="labelprof walks user stacks in BPF on x86-64 only")
+                                reason="labelprof walks frame pointers in BPF on x86-64 only")
 
 
 def deep_depth():

@@ -546,6 +546,12 @@ static void test_a64_split_debug(void **state)
 	fixture("fx-arm64-split", "fx-arm64-split.debug", &a64_names);
 }
 
+/* Return addresses signed by pointer authentication: the same rules as unsigned ones. */
+static void test_a64_pac(void **state)
+{
+	fixture("fx-arm64-pac", NULL, &a64_names);
+}
+
 /* The system's libc, as profiled processes use it: PLT, signal trampoline, entry points. */
 static void test_x86_libc(void **state)
 {
@@ -570,6 +576,47 @@ static void test_x86_libc(void **state)
 	assert_true(rules[LP_CFA_END] >= 1);
 	unwind_table__free(&t);
 	close_elf(&o);
+}
+
+/*
+ * A signal trampoline without CFI (arm64's __kernel_rt_sigreturn) made a
+ * signal row: inside a row's range, past the last row, before the first.
+ */
+static void test_set_signal(void **state)
+{
+	static const struct lp_unwind_row rows[] = {
+		{.pc = 0x100, .cfa = LP_CFA_SP | 2 << LP_CFA_RULE_BITS, .regs = -16 | LP_RA_FP_P8},
+		{.pc = 0x200, .cfa = LP_CFA_FP | 2 << LP_CFA_RULE_BITS, .regs = -16 | LP_RA_FP_P8},
+		{.pc = 0x300, .cfa = LP_CFA_NO_CFI},
+	};
+	struct unwind_table t = {};
+	const struct lp_unwind_row *r;
+
+	t.rows = malloc(sizeof(rows));
+	assert_non_null(t.rows);
+	memcpy(t.rows, rows, sizeof(rows));
+	t.count = t.cap = 3;
+	assert_int_equal(unwind_table__set_signal(&t, 0x1fc, 0x208), 0);
+	check_sorted(&t);
+	assert_int_equal(t.count, 4);
+	assert_int_equal(unwind_table__find(&t, 0x1fb)->cfa, rows[0].cfa);
+	assert_int_equal(unwind_table__find(&t, 0x1fc)->cfa, LP_CFA_SIGNAL);
+	assert_int_equal(unwind_table__find(&t, 0x207)->cfa, LP_CFA_SIGNAL);
+	r = unwind_table__find(&t, 0x208);
+	assert_int_equal(r->cfa, rows[1].cfa);
+	assert_int_equal(r->regs, rows[1].regs);
+	assert_int_equal(unwind_table__find(&t, 0x300)->cfa, LP_CFA_NO_CFI);
+	/* past the last row, then before the first */
+	assert_int_equal(unwind_table__set_signal(&t, 0x400, 0x408), 0);
+	assert_int_equal(unwind_table__find(&t, 0x404)->cfa, LP_CFA_SIGNAL);
+	assert_int_equal(unwind_table__find(&t, 0x408)->cfa, LP_CFA_NO_CFI);
+	assert_int_equal(unwind_table__set_signal(&t, 0x10, 0x18), 0);
+	assert_int_equal(unwind_table__find(&t, 0x10)->cfa, LP_CFA_SIGNAL);
+	assert_int_equal(unwind_table__find(&t, 0x18)->cfa, LP_CFA_NO_CFI);
+	assert_int_equal(unwind_table__find(&t, 0x100)->cfa, rows[0].cfa);
+	assert_int_equal(t.count, 8);
+	check_sorted(&t);
+	unwind_table__free(&t);
 }
 
 /* A copy of the fixture with bytes of its CFI changed: an error or rows, never a crash. */
@@ -620,7 +667,9 @@ int main(void)
 		cmocka_unit_test(test_x86_eh_frame),   cmocka_unit_test(test_x86_debug_frame),
 		cmocka_unit_test(test_x86_split_debug), cmocka_unit_test(test_a64_eh_frame),
 		cmocka_unit_test(test_a64_debug_frame), cmocka_unit_test(test_a64_split_debug),
-		cmocka_unit_test(test_x86_libc),	cmocka_unit_test(test_mutated),
+		cmocka_unit_test(test_a64_pac),
+		cmocka_unit_test(test_x86_libc),	cmocka_unit_test(test_set_signal),
+		cmocka_unit_test(test_mutated),
 	};
 	char self[PATH_MAX], *slash;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);

@@ -95,4 +95,20 @@ $(WL_DIR)/unwind_c-gcc-buildid: $(UW_SPLIT_OBJS) | $(WL_DIR)
 
 UW_BINS += $(WL_DIR)/unwind_c-gcc-stripped $(WL_DIR)/unwind_c-gcc-debuglink \
 	$(WL_DIR)/unwind_c-gcc-buildid
+
+# aarch64: return addresses signed by pointer authentication (tests/kernels: cfi-pac).
+ifeq ($(ARCH),arm64)
+$(UW_DIR)/gcc-pac/%.o: $(WL_SRC)/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(UW_FLAGS) $(UW_FLAGS_gcc) -mbranch-protection=pac-ret \
+		-c $< -o $@
+
+$(WL_DIR)/unwind_c-gcc-pac: $(UW_DIR)/gcc-pac/unwind_c.o $(UW_DIR)/gcc-pac/common.o \
+		$(UW_CL_OBJS) $(WL_LIBDIR)/libunwind_lib-gcc.so | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(UW_FLAGS_gcc) $(filter %.o,$^) $(CL_EXPORT_LDFLAGS) -L$(WL_LIBDIR) \
+		-l:libunwind_lib-gcc.so $(WL_RPATH) -lpthread -o $@
+
+UW_BINS += $(WL_DIR)/unwind_c-gcc-pac
+endif
 WL_BINS += $(UW_BINS)

@@ -18,13 +18,30 @@
 #include "lib/sorted.h"
 #include "unwind/table.h"
 
-/* DWARF register numbers of the registers the walker knows. */
+/*
+ * DWARF register numbers of the registers the walker knows, and the signal
+ * trampoline that has no CFI of its own (sigreturn, with the length of its
+ * code and of what precedes it), if any.
+ */
 struct cfi_regs {
 	int sp, fp, ra, ip;
+	const char *sigreturn;
+	unsigned int sigreturn_len, sigreturn_before;
 };
 
 static const struct cfi_regs x86_64_regs = {.sp = 7, .fp = 6, .ra = 16, .ip = 16};
-static const struct cfi_regs aarch64_regs = {.sp = 31, .fp = 29, .ra = 30, .ip = -1};
+/*
+ * arm64's vdso has no CFI for __kernel_rt_sigreturn (unwinders recognise its
+ * code): mov x8, #__NR_rt_sigreturn; svc #0, after a nop that a return
+ * address minus one, the handler's, falls in.
+ */
+static const struct cfi_regs aarch64_regs = {.sp = 31,
+					     .fp = 29,
+					     .ra = 30,
+					     .ip = -1,
+					     .sigreturn = "__kernel_rt_sigreturn",
+					     .sigreturn_len = 8,
+					     .sigreturn_before = 4};
 
 /* More FDEs than this in one object are refused (the largest binaries have a few million). */
 #define MAX_FDES (16u << 20)
@@ -173,8 +190,8 @@ static void frame_row(const struct cfi_regs *r, Dwarf_Frame *f, bool signal, __u
 	enum reg_rule fp, ra;
 
 	*regs = 0;
-	if (signal) {
-		*cfa = r->ip >= 0 ? LP_CFA_SIGNAL : LP_CFA_NONE;
+	if (signal) { /* a sigreturn trampoline: the kernel's frame is at SP */
+		*cfa = LP_CFA_SIGNAL;
 		return;
 	}
 	ra = reg_rule(r, f, r->ra, &ra_off);
@@ -426,6 +443,70 @@ static int derive(const struct cfi_regs *r, const struct fde_range *fdes, size_t
 	return t->count ? push_row(t, covered, LP_CFA_NO_CFI, 0) : 0;
 }
 
+/* The value of elf's dynamic symbol name, or 0. */
+static Dwarf_Addr dynamic_symbol(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *d;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	const char *n;
+	size_t i;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) == STT_SECTION)
+				continue;
+			n = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (n && !strcmp(n, name) && sym.st_shndx != SHN_UNDEF)
+				return sym.st_value;
+		}
+	}
+	return 0;
+}
+
+int unwind_table__set_signal(struct unwind_table *t, __u32 lo, __u32 hi)
+{
+	struct unwind_table n = {};
+	const struct lp_unwind_row *at_hi = unwind_table__find(t, hi);
+	size_t i;
+	int ret = 0;
+
+	if (lo >= hi)
+		return -EINVAL;
+	for (i = 0; i < t->count && t->rows[i].pc < lo && !ret; i++)
+		ret = push_row(&n, t->rows[i].pc, t->rows[i].cfa, t->rows[i].regs);
+	if (!ret)
+		ret = push_row(&n, lo, LP_CFA_SIGNAL, 0);
+	/* above it, the rule that held there: code without CFI if none did */
+	if (!ret && (!at_hi || at_hi->pc < hi))
+		ret = push_row(&n, hi, at_hi ? at_hi->cfa : LP_CFA_NO_CFI, at_hi ? at_hi->regs : 0);
+	for (; i < t->count && !ret; i++)
+		if (t->rows[i].pc >= hi)
+			ret = push_row(&n, t->rows[i].pc, t->rows[i].cfa, t->rows[i].regs);
+	if (ret) {
+		unwind_table__free(&n);
+		return ret;
+	}
+	unwind_table__free(t);
+	*t = n;
+	return 0;
+}
+
+/* The rows of r's signal trampoline, if elf defines it. */
+static int add_sigreturn(const struct cfi_regs *r, Elf *elf, struct unwind_table *t)
+{
+	Dwarf_Addr a = r->sigreturn ? dynamic_symbol(elf, r->sigreturn) : 0;
+
+	if (!a || a < r->sigreturn_before || a + r->sigreturn_len > 0xffffffffull)
+		return 0;
+	return unwind_table__set_signal(t, a - r->sigreturn_before, a + r->sigreturn_len);
+}
+
 int unwind_table__build(Elf *elf, Elf *debug, struct unwind_table *t, char *err, size_t err_len)
 {
 	const struct cfi_regs *r;
@@ -474,6 +555,8 @@ int unwind_table__build(Elf *elf, Elf *debug, struct unwind_table *t, char *err,
 	if (l.len)
 		qsort(l.v, l.len, sizeof(*l.v), cmp_fde);
 	ret = derive(r, l.v, l.len, t);
+	if (!ret)
+		ret = add_sigreturn(r, elf, t);
 	if (ret) {
 		msg__set(err, err_len, "%s", ret == -ERANGE ? "code above 4 GiB" : strerror(-ret));
 		unwind_table__free(t);

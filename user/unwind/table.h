@@ -26,6 +26,12 @@ struct unwind_table {
 int unwind_table__build(Elf *elf, Elf *debug, struct unwind_table *t, char *err, size_t err_len);
 void unwind_table__free(struct unwind_table *t);
 
+/*
+ * Makes [lo, hi) a signal trampoline (LP_CFA_SIGNAL), the rows around it
+ * unchanged. Returns 0 or -errno (t unchanged).
+ */
+int unwind_table__set_signal(struct unwind_table *t, __u32 lo, __u32 hi);
+
 /* The row holding pc, or NULL (before the first row). */
 const struct lp_unwind_row *unwind_table__find(const struct unwind_table *t, __u32 pc);
 
