@@ -145,11 +145,14 @@ static __always_inline long copy_label(__u32 i, struct copy_ctx *cx, bool remote
 		copy_window(sc, o + klen, vat, vlen, LP_MAX_VALUE_LEN);
 	} else if (klen == l->key.len && l->value.buf == l->key.buf + klen) {
 		/* a value right after its whole key (libcustomlabels keeps it so): one read */
-		if (read_user(cx->task, remote, &sc->rec[o & REC_MASK], klen + vlen, l->key.buf))
+		if (read_user(cx->task, remote, &sc->rec[o & REC_MASK],
+			      bounded(klen + vlen, 0, LP_MAX_KEY_LEN + LP_MAX_VALUE_LEN),
+			      l->key.buf))
 			goto fault;
-	} else if (read_user(cx->task, remote, &sc->rec[o & REC_MASK], klen, l->key.buf) ||
-		   read_user(cx->task, remote, &sc->rec[(o + klen) & REC_MASK], vlen,
-			     l->value.buf)) {
+	} else if (read_user(cx->task, remote, &sc->rec[o & REC_MASK],
+			     bounded(klen, 0, LP_MAX_KEY_LEN), l->key.buf) ||
+		   read_user(cx->task, remote, &sc->rec[(o + klen) & REC_MASK],
+			     bounded(vlen, 0, LP_MAX_VALUE_LEN), l->value.buf)) {
 		goto fault;
 	}
 	put_u16(&sc->rec[start & REC_MASK], klen);
