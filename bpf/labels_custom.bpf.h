@@ -82,27 +82,17 @@ static __always_inline bool in_window(const struct copy_ctx *cx, __u64 p, __u32 
 }
 
 /*
- * len bytes (at most max) from win[src] to rec[dst], a word at a time: the
- * last word may carry up to 7 bytes past len into rec, which the next label
- * overwrites or the record leaves out (it ends at sc->off).
+ * len bytes (at most max) from win[src] to rec[dst], by one copy: a loop over
+ * words is walked by the verifier a word at a time, and 6.1's, losing the
+ * loop's bound, walked it to the instruction limit. The window is map memory,
+ * which the copy cannot fail to read; in_window and copy_label keep both ends
+ * in range, the bounds here are for the verifier.
  */
 static __always_inline void copy_window(struct lp_scratch *sc, __u32 dst, __u32 src, __u32 len,
 					__u32 max)
 {
-	__u32 j, d, w;
-
-	for (j = 0; j < max; j += sizeof(__u64)) {
-		if (j >= len)
-			break;
-		d = dst + j;
-		w = src + j;
-		if (d > LP_RECORD_MAX || w > LP_LABEL_WINDOW)
-			break;
-		/* the bounds just checked, not a copy computed before them */
-		barrier_var(d);
-		barrier_var(w);
-		WORD(&sc->rec[d]) = WORD(&sc->win[w]);
-	}
+	bpf_probe_read_kernel(&sc->rec[bounded(dst, 0, LP_RECORD_MAX)], bounded(len, 0, max),
+			      &sc->win[bounded(src, 0, LP_LABEL_WINDOW)]);
 }
 
 /*
