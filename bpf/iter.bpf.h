@@ -36,8 +36,7 @@ int read_threads(struct bpf_iter__task *ctx)
 	r = sample_recipe(task, true, BPF_CORE_READ(task, flags), sc, s, c);
 	if (r)
 		read_label_set(task, true, r, sc, s, &off, c);
-	if (off > LP_RECORD_MAX)
-		off = LP_RECORD_MAX;
+	off = bounded(off, sizeof(*s), LP_RECORD_MAX);
 	s->hdr.size = off;
 	bpf_seq_write(ctx->meta->seq, sc->rec, off);
 	return 0;

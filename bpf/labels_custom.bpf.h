@@ -82,27 +82,17 @@ static __always_inline bool in_window(const struct copy_ctx *cx, __u64 p, __u32 
 }
 
 /*
- * len bytes (at most max) from win[src] to rec[dst], a word at a time: the
- * last word may carry up to 7 bytes past len into rec, which the next label
- * overwrites or the record leaves out (it ends at sc->off).
+ * len bytes (at most max) from win[src] to rec[dst], by one copy: a loop over
+ * words is walked by the verifier a word at a time, and 6.1's, losing the
+ * loop's bound, walked it to the instruction limit. The window is map memory,
+ * which the copy cannot fail to read; in_window and copy_label keep both ends
+ * in range, the bounds here are for the verifier.
  */
 static __always_inline void copy_window(struct lp_scratch *sc, __u32 dst, __u32 src, __u32 len,
 					__u32 max)
 {
-	__u32 j, d, w;
-
-	for (j = 0; j < max; j += sizeof(__u64)) {
-		if (j >= len)
-			break;
-		d = dst + j;
-		w = src + j;
-		if (d > LP_RECORD_MAX || w > LP_LABEL_WINDOW)
-			break;
-		/* the bounds just checked, not a copy computed before them */
-		barrier_var(d);
-		barrier_var(w);
-		WORD(&sc->rec[d]) = WORD(&sc->win[w]);
-	}
+	bpf_probe_read_kernel(&sc->rec[bounded(dst, 0, LP_RECORD_MAX)], bounded(len, 0, max),
+			      &sc->win[bounded(src, 0, LP_LABEL_WINDOW)]);
 }
 
 /*
@@ -145,11 +135,14 @@ static __always_inline long copy_label(__u32 i, struct copy_ctx *cx, bool remote
 		copy_window(sc, o + klen, vat, vlen, LP_MAX_VALUE_LEN);
 	} else if (klen == l->key.len && l->value.buf == l->key.buf + klen) {
 		/* a value right after its whole key (libcustomlabels keeps it so): one read */
-		if (read_user(cx->task, remote, &sc->rec[o & REC_MASK], klen + vlen, l->key.buf))
+		if (read_user(cx->task, remote, &sc->rec[o & REC_MASK],
+			      bounded(klen + vlen, 0, LP_MAX_KEY_LEN + LP_MAX_VALUE_LEN),
+			      l->key.buf))
 			goto fault;
-	} else if (read_user(cx->task, remote, &sc->rec[o & REC_MASK], klen, l->key.buf) ||
-		   read_user(cx->task, remote, &sc->rec[(o + klen) & REC_MASK], vlen,
-			     l->value.buf)) {
+	} else if (read_user(cx->task, remote, &sc->rec[o & REC_MASK],
+			     bounded(klen, 0, LP_MAX_KEY_LEN), l->key.buf) ||
+		   read_user(cx->task, remote, &sc->rec[(o + klen) & REC_MASK],
+			     bounded(vlen, 0, LP_MAX_VALUE_LEN), l->value.buf)) {
 		goto fault;
 	}
 	put_u16(&sc->rec[start & REC_MASK], klen);

@@ -170,6 +170,23 @@ struct lp_scratch {
  */
 #define WORD(p) (*(__u64 *)__builtin_assume_aligned((p), sizeof(__u64)))
 
+/*
+ * v within [lo, hi], checked on the register that is used next: a helper's
+ * length bounded only on another copy of it (clang keeps several, or an equal
+ * value such as a label's own length), or before a 32-bit spill and reload,
+ * is unbounded to the verifiers of 6.1 and 6.12. barrier_var keeps clang from
+ * dropping a check it can prove redundant.
+ */
+static __always_inline __u64 bounded(__u64 v, __u64 lo, __u64 hi)
+{
+	barrier_var(v);
+	if (v > hi)
+		v = hi;
+	if (v < lo)
+		v = lo;
+	return v;
+}
+
 static __always_inline void put_u16(__u8 *p, __u16 v)
 {
 	p[0] = v & 0xff;

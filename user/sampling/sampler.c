@@ -426,14 +426,15 @@ static void load_error(int e, bool procs_prealloc, char *err, size_t err_len)
 		if (!sampler__probe_kernel(f, why, sizeof(why))) {
 			msg__set(err, err_len,
 				 "cannot load the BPF program: %s: this kernel has no %s%s%s (run "
-				 "with -v for the verifier's log)",
+				 "with -vv for the verifier's log)",
 				 strerror(-e), kernel_feature_titles[f], why[0] ? ": " : "", why);
 			return;
 		}
 	}
+	/* (-v alone prints none of libbpf's messages) */
 	msg__set(err, err_len,
-		 "cannot load the BPF program: %s (kernel 5.17+ with BTF, ring buffers and "
-		 "bpf_loop is needed; run with -v for the verifier's log)",
+		 "cannot load the BPF program: %s (this kernel has every feature labelprof "
+		 "probes for: run with -vv for the verifier's log)",
 		 strerror(-e));
 }
 
@@ -759,7 +760,7 @@ int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, s
 		msg__set(
 			err, err_len,
 			"cannot load the BPF task iterator: %s (kernel 6.1+ with BTF and sleepable "
-			"iterators is needed; run with -v for the verifier's log)",
+			"iterators is needed; run with -vv for the verifier's log)",
 			strerror(-ret));
 		goto out_destroy;
 	}
