@@ -66,7 +66,8 @@ static __u64 *function_addresses(Elf *elf, __u64 base, size_t *n)
 		GElf_Shdr sh;
 		size_t i;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
 		for (i = 1; data && i < data->d_size / sizeof(Elf64_Sym); i++) {
 			GElf_Sym s;

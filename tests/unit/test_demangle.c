@@ -28,7 +28,8 @@ static void check(const char *mangled, const char *want)
 
 static void test_cxx(void **state)
 {
-	check("_ZN9JavaCalls11call_helperEP9JavaValueRK12methodHandleP17JavaCallArgumentsP10JavaThread",
+	check("_ZN9JavaCalls11call_"
+	      "helperEP9JavaValueRK12methodHandleP17JavaCallArgumentsP10JavaThread",
 	      "JavaCalls::call_helper");
 	check("_ZN4node5StartEiPPc", "node::Start");
 	check("_ZNSt6vectorIiSaIiEE9push_backERKi",
