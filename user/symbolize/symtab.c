@@ -291,7 +291,9 @@ static int load_go_table(struct sym_file *f, const struct elf_file *ef)
 	if (elf_getshdrnum(elf, &nsec))
 		return -ENOENT;
 	if (nsec) {
-		while (!elf_getshdrstrndx(elf, &shstrndx) && (scn = elf_nextscn(elf, scn))) {
+		if (elf_getshdrstrndx(elf, &shstrndx))
+			return -ENOENT;
+		while ((scn = elf_nextscn(elf, scn))) {
 			const char *name;
 			Elf_Data *data;
 			GElf_Shdr sh;
@@ -340,7 +342,8 @@ static int collect_go(struct sym_builder *b, struct sym_file *f, const struct el
 		memset(&f->go, 0, sizeof(f->go));
 		return 0;
 	}
-	f->bytes += f->go.len;
+	/* the buffer: the section, or the whole segment the table ends */
+	f->bytes += f->go.p - (const unsigned char *)f->go_buf + f->go.len;
 	for (i = 0; i < f->go.nfunc && !err; i++) {
 		struct raw_sym r = {.rank = 8 + 4 + 2};
 
