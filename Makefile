@@ -55,7 +55,7 @@ LDFLAGS += $(SAN_FLAGS)
 INCLUDES := -I$(OUTPUT) -Ibpf -iquote user -Ilibcustomlabels
 USER_LIBS := $(shell $(PKG_CONFIG) --libs libbpf libelf libdw zlib 2>/dev/null || \
 	echo -lbpf -lelf -ldw -lz) -lpthread
-USER_LIBS += -lcurl -lmicrohttpd -linih -lsystemd
+USER_LIBS += -lcurl -lmicrohttpd -linih -lsystemd -liberty
 TEST_LIBS := -lcmocka
 
 ifeq ($(V),1)

@@ -26,5 +26,10 @@ $(BENCH_DIR)/bench_unwind: bench/bench_unwind.c $(USER_LIB) | $(BENCH_DIR)
 	$(call msg,BENCH-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $(LDFLAGS) $< $(USER_LIB) $(USER_LIBS) -o $@
 
+# Symbolization and demangling of large C++ objects.
+$(BENCH_DIR)/bench_symbols: bench/bench_symbols.c $(USER_LIB) | $(BENCH_DIR)
+	$(call msg,BENCH-CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $(LDFLAGS) $< $(USER_LIB) $(USER_LIBS) -o $@
+
 BENCH_BINS += $(BENCH_DIR)/bench_workload $(BENCH_DIR)/bench_replay $(BENCH_DIR)/bench_syscall \
-	$(BENCH_DIR)/bench_unwind
+	$(BENCH_DIR)/bench_unwind $(BENCH_DIR)/bench_symbols

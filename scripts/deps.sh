@@ -13,7 +13,7 @@ packages="make gcc g++ clang lld libclang-rt-14-dev llvm bpftool libbpf-dev libe
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 	linux-perf bpftrace clang-format
 	protobuf-c-compiler libprotobuf-c-dev protobuf-compiler golang-go chromium chromium-driver python3-selenium
-	libcurl4-openssl-dev libmicrohttpd-dev libsystemd-dev libinih-dev systemd tmux yamllint groff-base python3-yaml python3-kubernetes strace mount"
+	libcurl4-openssl-dev libmicrohttpd-dev libsystemd-dev libinih-dev libiberty-dev systemd tmux yamllint groff-base python3-yaml python3-kubernetes strace mount"
 
 cross=
 kernels=
@@ -37,7 +37,7 @@ if [ "$cross" = aarch64 ]; then
 	fi
 	for p in g++-aarch64-linux-gnu libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libcmocka-dev:arm64 \
 		libprotobuf-c-dev:arm64 libcurl4-openssl-dev:arm64 libmicrohttpd-dev:arm64 libinih-dev:arm64 \
-		libsystemd-dev:arm64; do
+		libsystemd-dev:arm64 libiberty-dev:arm64; do
 		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
 			missing="$missing $p"
 	done

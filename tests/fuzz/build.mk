@@ -4,6 +4,7 @@
 # the user/ sources they exercise (not liblabelprof.a, which is built by gcc):
 #   fuzz_elf      ELF files: TLS inspection and every elf_file__* reader
 #   fuzz_maps     /proc/PID/maps text: maps__parse and maps__find
+#   fuzz_gopclntab  Go's function table: searched for in a segment, every function read
 #   fuzz_profile  ring-buffer records: aggregation and every output writer
 #   fuzz_json     labelprof JSON documents: input__read_json, then the JSON writer
 #   fuzz_pprof    pprof profiles (gzipped or not): input__read_pprof, then the pprof writer
@@ -25,12 +26,13 @@ FUZZ_LIB_SRCS := user/lib/array.c user/lib/hashmap.c
 FUZZ_SRCS_fuzz_elf := user/lib/elf.c user/lib/msg.c user/proc/tls_file.c user/proc/tls_arch.c user/proc/root.c \
 	user/proc/golang.c
 FUZZ_SRCS_fuzz_maps := user/proc/maps.c
+FUZZ_SRCS_fuzz_gopclntab := user/symbolize/gopclntab.c
 # The symbolizer only links: the profile is fuzzed without a symbolizer.
 FUZZ_SRCS_fuzz_profile := user/format/fmt.c user/profile/profile.c user/profile/labelsel.c user/format/labelfold.c user/format/output.c user/format/output_folded.c user/format/output_json.c \
 	user/format/output_report.c user/format/output_pprof.c user/format/output_otlp.c user/format/output_otlp_dict.c user/format/output_otlp_json.c user/format/otlp.c user/format/output_html.c user/format/pb.c \
 	user/profile/symprof.c user/profile/symprof_build.c user/symbolize/symbols.c user/symbolize/files.c user/symbolize/symtab.c \
 	user/symbolize/linecache.c user/symbolize/perfmap.c user/symbolize/snapshot.c user/symbolize/kallsyms.c \
-	user/symbolize/dwarf.c user/proc/maps.c user/proc/container.c user/proc/root.c user/lib/elf.c user/lib/msg.c user/lib/pairmap.c \
+	user/symbolize/dwarf.c user/symbolize/demangle.c user/symbolize/gopclntab.c user/proc/maps.c user/proc/container.c user/proc/root.c user/lib/elf.c user/lib/msg.c user/lib/pairmap.c \
 	$(PROTO_FUZZ_OBJS)
 # The profile formats share one round-trip harness.
 FUZZ_ROUNDTRIP := tests/fuzz/roundtrip.c
@@ -42,7 +44,7 @@ FUZZ_SRCS_fuzz_pprof := $(FUZZ_ROUNDTRIP) user/format/fmt.c user/format/input_pp
 FUZZ_SRCS_fuzz_otlp := $(FUZZ_ROUNDTRIP) user/format/fmt.c user/format/input_otlp.c user/format/output_otlp.c user/format/output_otlp_dict.c user/format/output_otlp_json.c user/format/otlp.c user/format/pb.c user/profile/symprof.c \
 	$(PROTO_FUZZ_OBJS)
 FUZZ_SRCS_fuzz_otlp_json := user/format/input_otlp_json.c user/format/json.c $(FUZZ_SRCS_fuzz_otlp)
-FUZZ_ALL := fuzz_elf fuzz_maps fuzz_profile fuzz_json fuzz_pprof fuzz_otlp fuzz_otlp_json
+FUZZ_ALL := fuzz_elf fuzz_maps fuzz_gopclntab fuzz_profile fuzz_json fuzz_pprof fuzz_otlp fuzz_otlp_json
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS := $(addprefix $(FUZZ_DIR)/,$(FUZZ_ALL))
 

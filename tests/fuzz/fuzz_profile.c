@@ -105,8 +105,9 @@ static void check_text(const char *buf, size_t len)
 }
 
 /*
- * Folded lines: newline-terminated, "STACK COUNT" with a decimal count, no
- * byte that needs escaping left raw in a name. Returns the sum of the counts.
+ * Folded lines: newline-terminated, "STACK COUNT" with a decimal count after
+ * the last space (names keep theirs), no byte that needs escaping left raw.
+ * Returns the sum of the counts.
  */
 static __u64 check_folded(const char *buf, size_t len)
 {
@@ -129,7 +130,7 @@ static __u64 check_folded(const char *buf, size_t len)
 		if (cend != nl || !count)
 			abort();
 		/* A line names comm, the label set and at least one frame. */
-		if (!memchr(p, ';', sp - p) || memchr(p, ' ', sp - 1 - p))
+		if (!memchr(p, ';', sp - p))
 			abort();
 		total += count;
 		p = nl + 1;

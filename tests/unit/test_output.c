@@ -131,7 +131,7 @@ static void test_folded_basic(void **state)
 	add(p, 1, 1, "user", 0, NULL, 0, ust, 1, NULL, 0);
 	out = folded(p, NULL);
 	assert_string_equal(out, "idle;[] 1\n"
-				 "my\\x3bcomm;[a=b\\x20c,k\\x3d1=v\\x2cx];[unknown];[unknown];"
+				 "my\\x3bcomm;[a=b c,k\\x3d1=v\\x2cx];[unknown];[unknown];"
 				 "[unknown]_[k] 3\n"
 				 "user;[];[unknown] 1\n");
 	free(out);
@@ -237,7 +237,7 @@ static void test_folded_symbolized(void **state)
 	add(p, getpid(), 1, "t", 0, (const __u64[]){sched + 4}, 1, u, 2, NULL, 0);
 	add(p, getpid(), 1, "t", 0, NULL, 0, (const __u64[]){(uintptr_t)m + 0x64}, 1, NULL, 0);
 	out = folded(p, sym);
-	assert_string_equal(out, "t;[];[my\\x20lib\\x3bx.so+0x64] 1\n"
+	assert_string_equal(out, "t;[];[my lib\\x3bx.so+0x64] 1\n"
 				 "t;[];lp_out_caller;lp_out_leaf;schedule_[k] 1\n");
 	free(out);
 	profile__free(p);

@@ -321,6 +321,7 @@ static __u32 function_id(struct jp *p, const struct sp_function *fn)
 
 enum inline_key {
 	I_FUNCTION,
+	I_SYMBOL,
 	I_FILE,
 	I_LINE,
 	I_COUNT,
@@ -328,6 +329,7 @@ enum inline_key {
 
 static const char *const inline_keys[I_COUNT] = {
 	[I_FUNCTION] = "function",
+	[I_SYMBOL] = "symbol",
 	[I_FILE] = "file",
 	[I_LINE] = "line",
 };
@@ -353,6 +355,8 @@ static int read_inlined(struct jp *p, size_t *n)
 				break;
 			if (k == I_FUNCTION)
 				r = read_bytes_or_null(p, "function", &fn.name, &present);
+			else if (k == I_SYMBOL)
+				r = read_bytes_or_null(p, "symbol", &fn.system_name, &present);
 			else if (k == I_FILE)
 				r = read_bytes_or_null(p, "file", &fn.file, &present);
 			else if (k == I_LINE && !json__null(&p->j))
@@ -375,6 +379,7 @@ enum frame_key {
 	F_KERNEL,
 	F_MODULE,
 	F_FUNCTION,
+	F_SYMBOL,
 	F_OFFSET,
 	F_MODULE_OFFSET,
 	F_BUILD_ID,
@@ -386,7 +391,8 @@ enum frame_key {
 
 static const char *const frame_keys[F_COUNT] = {
 	[F_ADDRESS] = "address",   [F_KERNEL] = "kernel", [F_MODULE] = "module",
-	[F_FUNCTION] = "function", [F_OFFSET] = "offset", [F_MODULE_OFFSET] = "module_offset",
+	[F_FUNCTION] = "function", [F_SYMBOL] = "symbol", [F_OFFSET] = "offset",
+	[F_MODULE_OFFSET] = "module_offset",
 	[F_BUILD_ID] = "build_id", [F_FILE] = "file",	  [F_LINE] = "line",
 	[F_INLINED] = "inlined",
 };
@@ -403,7 +409,8 @@ static int read_frame(struct jp *p, __u32 *id)
 	struct sp_location loc = {.module_offset = SP_UNKNOWN, .function_offset = SP_UNKNOWN};
 	struct sp_mapping m = {};
 	struct sp_function fn = {};
-	bool first = true, has_module = false, has_function = false, has_file = false;
+	bool first = true, has_module = false, has_function = false, has_symbol = false;
+	bool has_file = false;
 	size_t at, n = 0;
 	__u32 line = 0;
 	__u64 seen = 0;
@@ -427,6 +434,9 @@ static int read_frame(struct jp *p, __u32 *id)
 			break;
 		case F_FUNCTION:
 			r = read_bytes_or_null(p, "function", &fn.name, &has_function);
+			break;
+		case F_SYMBOL:
+			r = read_bytes_or_null(p, "symbol", &fn.system_name, &has_symbol);
 			break;
 		case F_OFFSET:
 			if (!json__null(&p->j))
@@ -463,7 +473,7 @@ static int read_frame(struct jp *p, __u32 *id)
 		m.limit = loc.kernel ? SP_UNKNOWN : 0;
 		loc.mapping = symprof__mapping(p->sp, &m);
 	}
-	if (has_function || has_file || line || n) {
+	if (has_function || has_symbol || has_file || line || n) {
 		r = json__reserve(&p->j, &p->lines, &p->lines_cap, n + 1, sizeof(*p->lines));
 		if (r)
 			return r;

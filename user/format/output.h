@@ -85,11 +85,12 @@ int output__write(FILE *f, enum output_format format, const struct symprof *sp,
  * carry processes but not threads by default) the process's name.
  *
  * Escaping: in comm, label keys and values, function and module names, each
- * of the bytes ; , = [ ] \ space, 0x00-0x1f, 0x7f, and every byte that is not
- * part of valid UTF-8 is written as \xHH (two lowercase hex digits). Every
- * other byte is copied. Decoding replaces each \xHH with its byte; the
- * structural characters ; , = [ ] and space in a line are therefore never
- * part of a name.
+ * of the bytes ; \ 0x00-0x1f 0x7f, in label keys and values also , = [ ],
+ * and every byte that is not part of valid UTF-8 is written as \xHH (two
+ * lowercase hex digits). Every other byte is copied, spaces too (flamegraph.pl
+ * and speedscope take the count after a line's last space). Decoding replaces
+ * each \xHH with its byte; a ; in a line therefore always separates frames,
+ * and , = [ ] in the label frame always delimit labels.
  */
 int output__write_folded(FILE *f, const struct symprof *sp, const struct output_opts *opts);
 

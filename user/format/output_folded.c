@@ -48,13 +48,19 @@ static int put_str(struct folded *w, const char *s)
 	return put(w, s, strlen(s));
 }
 
-static bool needs_escape(unsigned char c)
+/*
+ * Only what breaks a line or a frame: flamegraph.pl and speedscope split a
+ * line at its last space and frames at ';', so spaces stay as they are
+ * ("double Burn.beta(int)", C++ templates). Labels also escape what
+ * delimits them in their frame.
+ */
+static bool needs_escape(unsigned char c, bool label)
 {
-	return c < 0x20 || c == 0x7f || c == ';' || c == ',' || c == '=' || c == '[' || c == ']' ||
-	       c == '\\' || c == ' ';
+	return c < 0x20 || c == 0x7f || c == ';' || c == '\\' ||
+	       (label && (c == ',' || c == '=' || c == '[' || c == ']'));
 }
 
-static int put_escaped(struct folded *w, const void *p, size_t n)
+static int put_escaped(struct folded *w, const void *p, size_t n, bool label)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *s = p;
@@ -64,7 +70,7 @@ static int put_escaped(struct folded *w, const void *p, size_t n)
 	if (reserve(w, 4 * n))
 		return -ENOMEM;
 	while (i < n) {
-		size_t len = needs_escape(s[i]) ? 0 : output__utf8_len(s + i, n - i);
+		size_t len = needs_escape(s[i], label) ? 0 : output__utf8_len(s + i, n - i);
 		char *o = w->buf + w->len;
 
 		if (len) {
@@ -105,7 +111,7 @@ static int put_unknown(struct folded *w, const struct sp_location *loc)
 	snprintf(num, sizeof(num), "+0x%" PRIx64 "]", (uint64_t)loc->module_offset);
 	err = put_str(w, "[");
 	if (!err)
-		err = put_escaped(w, base, len);
+		err = put_escaped(w, base, len, false);
 	return err ?: put_str(w, num);
 }
 
@@ -130,7 +136,7 @@ static int put_location(struct folded *w, __u32 id)
 
 		err = put_str(w, ";");
 		if (!err && name->len)
-			err = put_escaped(w, name->bytes, name->len);
+			err = put_escaped(w, name->bytes, name->len, false);
 		else if (!err)
 			err = put_unknown(w, loc);
 		if (!err && loc->kernel)
@@ -151,7 +157,7 @@ static int add_line(struct folded *w, const struct sp_sample *s)
 	/* from pprof or OTLP: the process is known, not the thread's name */
 	if (!s->comm && symprof__process(w->sp, s->pid))
 		comm = symprof__str(w->sp, symprof__process(w->sp, s->pid)->name);
-	err = put_escaped(w, comm->bytes, comm->len);
+	err = put_escaped(w, comm->bytes, comm->len, false);
 	if (!err)
 		err = put_str(w, ";[");
 	for (i = 0; i < set->count && !err; i++) {
@@ -165,13 +171,13 @@ static int add_line(struct folded *w, const struct sp_sample *s)
 		if (shown++)
 			err = put_str(w, ",");
 		if (!err)
-			err = put_escaped(w, k->bytes, k->len);
+			err = put_escaped(w, k->bytes, k->len, true);
 		if (!err)
 			err = put_str(w, "=");
 		if (!err && how == LABEL_FOLDED)
 			err = put_str(w, LABELFOLD_VALUE);
 		else if (!err)
-			err = put_escaped(w, v->bytes, v->len);
+			err = put_escaped(w, v->bytes, v->len, true);
 	}
 	if (!err)
 		err = put_str(w, "]");

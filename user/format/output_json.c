@@ -38,13 +38,17 @@ static void put_hex(FILE *f, const unsigned char *p, size_t n)
 	putc_unlocked('"', f);
 }
 
-/* "function", "file" and "line" of one line of a location. */
+/* "function", "symbol" (when it has one), "file" and "line" of one line of a location. */
 static void put_position(FILE *f, const struct symprof *sp, const struct sp_line *l)
 {
 	const struct sp_function *fn = &sp->functions[l ? l->function : 0];
 
 	fputs_unlocked("\"function\":", f);
 	put_string(f, sp, fn->name);
+	if (fn->system_name) {
+		fputs_unlocked(",\"symbol\":", f);
+		put_string(f, sp, fn->system_name);
+	}
 	fputs_unlocked(",\"file\":", f);
 	put_string(f, sp, fn->file);
 	if (l && l->line)

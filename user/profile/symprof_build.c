@@ -14,6 +14,7 @@
 #include "lib/pairmap.h"
 #include "profile/profile.h"
 #include "proc/container.h"
+#include "symbolize/demangle.h"
 #include "symbolize/symbols.h"
 #include "profile/symprof.h"
 
@@ -24,6 +25,7 @@ struct builder {
 	/* ids (never 0) stored as pointers */
 	struct pairmap stacks;	  /* (profile stack id, snapshot) -> stack id */
 	struct pairmap locations; /* (address, snapshot << 1 | return address) -> location id */
+	struct pairmap demangled; /* (symbol's string id, 0) -> its demangled name's string id */
 	__u32 *frames;
 	size_t frames_cap;
 	struct sp_line *lines;
@@ -52,6 +54,52 @@ static __u32 frame_mapping(struct builder *b, const struct sym_frame *f)
 	return symprof__mapping(b->sp, &m);
 }
 
+/* The string id of name demangled (of name itself when not mangled), once per name. */
+static __u32 demangled(struct builder *b, const char *name)
+{
+	__u32 id = symprof__cstring(b->sp, name), out;
+	char *d;
+
+	if (!id)
+		return 0;
+	out = (uintptr_t)pairmap__get(&b->demangled, id, 0);
+	if (out)
+		return out;
+	d = sym_demangle(name);
+	out = d ? symprof__cstring(b->sp, d) : id;
+	free(d);
+	if (out && pairmap__put(&b->demangled, id, 0, (void *)(uintptr_t)out))
+		b->sp->error = -ENOMEM;
+	return out ? out : id;
+}
+
+/*
+ * A function DWARF names name (NULL: unknown) and the symbol table symbol:
+ * demangled, the symbol as linked kept as its system name when it reads
+ * otherwise (mangled, or a compiler clone "foo.constprop.0" of the function
+ * DWARF names "foo").
+ */
+static __u32 function(struct builder *b, const char *name, const char *symbol, const char *file,
+		      __u32 start_line)
+{
+	struct sp_function fn = {
+		.system_name = symprof__cstring(b->sp, symbol),
+		.file = symprof__cstring(b->sp, file),
+		.start_line = start_line,
+	};
+
+	/*
+	 * DWARF may name a function without its scope ("__introsort_loop<...>"
+	 * for std::__introsort_loop<...>): a mangled symbol names it in full.
+	 */
+	fn.name = demangled(b, symbol);
+	if (fn.name == fn.system_name)
+		fn.name = demangled(b, name ? name : symbol);
+	if (fn.system_name == fn.name)
+		fn.system_name = 0;
+	return symprof__function(b->sp, &fn);
+}
+
 static __u32 frame_location(struct builder *b, const struct sym_frame *f)
 {
 	struct sp_location loc = {
@@ -69,25 +117,16 @@ static __u32 frame_location(struct builder *b, const struct sym_frame *f)
 	}
 	for (i = 0; i < f->line_count; i++) {
 		const struct sym_line *l = &f->lines[i];
-		struct sp_function fn = {
-			.name = symprof__cstring(b->sp, l->function),
-			.file = symprof__cstring(b->sp, l->file),
-			.start_line = l->start_line,
-		};
+		/* the function that holds the address: as the symbol table names it */
+		const char *symbol = i == f->line_count - 1 && f->function ? f->function
+									: l->function;
 
-		/* the symbol table's name, when DWARF names the physical function otherwise */
-		if (i == f->line_count - 1 && f->function && l->function &&
-		    strcmp(f->function, l->function))
-			fn.system_name = symprof__cstring(b->sp, f->function);
-		if (!fn.name)
-			fn.name = symprof__cstring(b->sp, i == f->line_count - 1 ? f->function : NULL);
-		b->lines[i] = (struct sp_line){symprof__function(b->sp, &fn), l->line, l->column};
+		b->lines[i] = (struct sp_line){
+			function(b, l->function, symbol, l->file, l->start_line), l->line, l->column};
 	}
-	if (!f->line_count && f->function) {
-		struct sp_function fn = {.name = symprof__cstring(b->sp, f->function)};
-
-		b->lines[0] = (struct sp_line){.function = symprof__function(b->sp, &fn)};
-	}
+	if (!f->line_count && f->function)
+		b->lines[0] = (struct sp_line){.function = function(b, f->function, f->function,
+								      NULL, 0)};
 	return symprof__location(b->sp, &loc, b->lines, n);
 }
 
@@ -218,6 +257,7 @@ struct symprof *symprof__from_profile(const struct profile *p, struct symbolizer
 	}
 	pairmap__free(&b.stacks);
 	pairmap__free(&b.locations);
+	pairmap__free(&b.demangled);
 	free(b.frames);
 	free(b.lines);
 	return b.sp;

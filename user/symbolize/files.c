@@ -90,10 +90,13 @@ static void file_unload(struct symbolizer *sym, struct sym_file *f)
 	free(f->syms);
 	free(f->names);
 	free(f->debuglink);
+	free(f->go_buf);
 	f->segs = NULL;
 	f->syms = NULL;
 	f->names = NULL;
 	f->debuglink = NULL;
+	f->go_buf = NULL;
+	memset(&f->go, 0, sizeof(f->go));
 	f->nr_segs = f->nr_syms = 0;
 	sym->st.symbol_bytes -= f->bytes;
 	f->bytes = 0;

@@ -230,6 +230,21 @@ static void resolve_lines(struct symbolizer *sym, struct sym_file *sf, __u32 pid
 	f->line_count = n;
 }
 
+/* The line of a Go function named by its function table (sf has no DWARF then). */
+static void resolve_go_line(struct symbolizer *sym, const struct sym_file *sf, __u64 vaddr,
+			    struct sym_frame *f)
+{
+	long i = gopcln__find(&sf->go, vaddr);
+	struct sym_line *l = &sym->lines[0];
+
+	if (i < 0 || gopcln__line(&sf->go, i, vaddr, &l->file, &l->line, &l->start_line))
+		return;
+	l->function = f->function;
+	l->column = 0;
+	f->lines = sym->lines;
+	f->line_count = 1;
+}
+
 /* Fills module_offset, function, offset and lines of f from file sf mapped at e. */
 static void resolve_in_file(struct symbolizer *sym, struct sym_file *sf, __u32 pid,
 			    const struct maps_entry *e, __u64 lookup, struct sym_frame *f)
@@ -263,6 +278,8 @@ static void resolve_in_file(struct symbolizer *sym, struct sym_file *sf, __u32 p
 		f->offset = f->module_offset - s->start;
 	}
 	resolve_lines(sym, sf, pid, fe, e->path, vaddr, f);
+	if (!f->line_count && sf->go.p && f->function)
+		resolve_go_line(sym, sf, vaddr, f);
 }
 
 /* Fills f from s's perf map if it knows lookup; e: the mapping holding it, or NULL. */

@@ -13,7 +13,9 @@
  * Function names come from the ELF symbol tables (of the file, or of its
  * separate debug file); source lines and inlined functions from DWARF (of the
  * file, or of its debug file), opened when a frame of the file is first
- * resolved. Debug files are found by build id under
+ * resolved. A Go executable without .symtab (-ldflags='-s -w') is named
+ * by Go's own function table (gopclntab.h), which gives lines too (not
+ * inlined functions). Debug files are found by build id under
  * DEBUG_DIR/.build-id/xx/yyyy.debug, then by .gnu_debuglink next to the file,
  * in its .debug/ directory and under DEBUG_DIR/<its directory>, each in the
  * process's root first and then in ours (DEBUG_DIR: /usr/lib/debug). A debug

@@ -18,6 +18,7 @@
 #include "lib/pairmap.h"
 #include "proc/container.h"
 #include "proc/maps.h"
+#include "symbolize/gopclntab.h"
 #include "symbolize/symbols.h"
 
 /* A symbol that does not contain an address may be nested in one that starts earlier. */
@@ -56,6 +57,12 @@ struct sym_file {
 	unsigned char build_id[ELF_BUILD_ID_MAX];
 	size_t build_id_len;
 	char *debuglink; /* .gnu_debuglink name, kept while loaded */
+	/*
+	 * A Go executable without symbols: its function table (in go_buf, kept
+	 * while loaded) named the functions and gives their lines.
+	 */
+	struct gopcln go;
+	void *go_buf;
 	struct dwarf_file *dwarf;
 	size_t dwarf_bytes; /* counted in symbol_bytes, like bytes */
 	bool dwarf_failed;  /* none, unreadable or too large: do not retry */

@@ -277,6 +277,84 @@ out_free:
 	return err;
 }
 
+/*
+ * Go's function table, copied into f->go_buf: the .gopclntab section, or,
+ * when the section headers are stripped too, searched for in the read-only
+ * segments (Go's linker puts it in one). Returns 0 if found, else -ENOENT.
+ */
+static int load_go_table(struct sym_file *f, const struct elf_file *ef)
+{
+	Elf *elf = elf_file__elf(ef);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, nsec, i;
+
+	if (elf_getshdrnum(elf, &nsec))
+		return -ENOENT;
+	if (nsec) {
+		if (elf_getshdrstrndx(elf, &shstrndx))
+			return -ENOENT;
+		while ((scn = elf_nextscn(elf, scn))) {
+			const char *name;
+			Elf_Data *data;
+			GElf_Shdr sh;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+			    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+			    strcmp(name, ".gopclntab"))
+				continue;
+			data = elf_getdata(scn, NULL);
+			if (!data || !data->d_buf || !(f->go_buf = malloc(data->d_size ?: 1)))
+				return -ENOENT;
+			memcpy(f->go_buf, data->d_buf, data->d_size);
+			if (!gopcln__init(&f->go, f->go_buf, data->d_size))
+				return 0;
+			break;
+		}
+		return -ENOENT;
+	}
+	for (i = 0; i < elf_file__phnum(ef); i++) {
+		GElf_Phdr ph;
+
+		if (elf_file__phdr(ef, i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz ||
+		    (ph.p_flags & (PF_X | PF_W)) || ph.p_filesz > elf_file__size(ef))
+			continue;
+		f->go_buf = malloc(ph.p_filesz);
+		if (!f->go_buf)
+			return -ENOENT;
+		if (!elf_file__read_vaddr(ef, ph.p_vaddr, f->go_buf, ph.p_filesz) &&
+		    !gopcln__search(&f->go, f->go_buf, ph.p_filesz))
+			return 0;
+		free(f->go_buf);
+		f->go_buf = NULL;
+	}
+	return -ENOENT;
+}
+
+/* The functions of a Go executable without symbols, from its function table. */
+static int collect_go(struct sym_builder *b, struct sym_file *f, const struct elf_file *ef)
+{
+	size_t i;
+	int err = 0;
+
+	if (load_go_table(f, ef)) {
+		free(f->go_buf);
+		f->go_buf = NULL;
+		memset(&f->go, 0, sizeof(f->go));
+		return 0;
+	}
+	/* the buffer: the section, or the whole segment the table ends */
+	f->bytes += f->go.p - (const unsigned char *)f->go_buf + f->go.len;
+	for (i = 0; i < f->go.nfunc && !err; i++) {
+		struct raw_sym r = {.rank = 8 + 4 + 2};
+
+		if (!gopcln__func(&f->go, i, &r.start, &r.limit, &r.name)) {
+			r.size = r.limit - r.start;
+			err = builder_add(b, &r);
+		}
+	}
+	return err;
+}
+
 /* By address; at one address the preferred symbol first. */
 static int cmp_raw(const void *a, const void *b)
 {
@@ -505,6 +583,8 @@ int sym_file__parse(const struct symbolizer *sym, struct sym_file *f, int fd, __
 			close(dfd);
 			goto out_close;
 		}
+		/* Go stripped with -s: no .symtab, but the runtime's own table */
+		err = collect_go(&b, f, ef);
 	}
 	if (!err)
 		err = builder_finish(&b, f);
