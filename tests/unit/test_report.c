@@ -22,7 +22,8 @@ static __u32 stack_of(struct symprof *sp, const char *function)
 {
 	struct sp_function fn = {.name = S(sp, function)};
 	struct sp_line line = {.function = symprof__function(sp, &fn)};
-	struct sp_location loc = {.address = 0x1000 + strlen(function), .module_offset = SP_UNKNOWN,
+	struct sp_location loc = {.address = 0x1000 + strlen(function),
+				  .module_offset = SP_UNKNOWN,
 				  .function_offset = SP_UNKNOWN};
 	__u32 id = symprof__location(sp, &loc, &line, 1);
 
@@ -32,9 +33,12 @@ static __u32 stack_of(struct symprof *sp, const char *function)
 static void sample(struct symprof *sp, __u32 pid, const char *comm, const struct sp_label *l,
 		   size_t n, const char *function, __u64 count)
 {
-	struct sp_sample s = {.pid = pid, .tid = pid, .comm = S(sp, comm),
+	struct sp_sample s = {.pid = pid,
+			      .tid = pid,
+			      .comm = S(sp, comm),
 			      .label_set = symprof__label_set(sp, l, n),
-			      .stack = stack_of(sp, function), .count = count};
+			      .stack = stack_of(sp, function),
+			      .count = count};
 
 	assert_int_equal(symprof__add_sample(sp, &s), 0);
 }
@@ -79,10 +83,10 @@ static long section(const char *text, const char *key)
  */
 static void test_report_processes_and_key_order(void **state)
 {
-	static const char *const attrs[] = {"deployment.environment", "host.arch", "os.type",
-					    "process.runtime.name", "service.version",
-					    "telemetry.sdk.language", "telemetry.sdk.name",
-					    "service.name"};
+	static const char *const attrs[] = {
+		"deployment.environment", "host.arch",	     "os.type",
+		"process.runtime.name",	  "service.version", "telemetry.sdk.language",
+		"telemetry.sdk.name",	  "service.name"};
 	struct symprof *sp = symprof__new();
 	struct sp_process shop = {.pid = 10}, batch = {.pid = 20};
 	struct sp_label l[12];
@@ -119,15 +123,17 @@ static void test_report_processes_and_key_order(void **state)
 	text = report(sp, 4);
 	print_message("%s", text);
 	/* the shop's 40 samples carry labels, the batch's 60 only describe it */
-	assert_non_null(strstr(text, "100 samples in 0.0 s at 0 Hz per CPU, 40 with labels (40.0%)"));
+	assert_non_null(
+		strstr(text, "100 samples in 0.0 s at 0 Hz per CPU, 40 with labels (40.0%)"));
 	procs = section(text, "Processes");
 	row20 = line_at(text, "  20 batch", "60.0%");
 	row10 = line_at(text, "  10 shop", "40.0%");
 	assert_true(procs > 0 && procs < row20 && row20 < row10);
-	assert_non_null(strstr(text, "60  crunch 100%\n"
-				     "    deployment.environment=x, host.arch=x, os.type=x, "
-				     "process.runtime.name=x, service.name=batch, service.version=x, "
-				     "telemetry.sdk.language=x, telemetry.sdk.name=x\n"));
+	assert_non_null(strstr(text,
+			       "60  crunch 100%\n"
+			       "    deployment.environment=x, host.arch=x, os.type=x, "
+			       "process.runtime.name=x, service.name=batch, service.version=x, "
+			       "telemetry.sdk.language=x, telemetry.sdk.name=x\n"));
 	assert_non_null(strstr(text, "\n    service.name=shop, container.id=c0ffee\n"));
 	/* no section per resource attribute */
 	for (i = 0; i < 8; i++)

@@ -286,7 +286,9 @@ static void test_sort_and_pid(void **state)
 	struct symprof *sp = demo_profile();
 	struct sp_label initech = {symprof__cstring(sp, "tenant"), symprof__cstring(sp, "initech"),
 				   LP_SRC_CUSTOM_LABELS};
-	struct sp_sample other = {.pid = 2, .tid = 2, .count = 20,
+	struct sp_sample other = {.pid = 2,
+				  .tid = 2,
+				  .count = 20,
 				  .label_set = symprof__label_set(sp, &initech, 1),
 				  .stack = leaf_stack(sp, "g", false)};
 	struct top_view v;

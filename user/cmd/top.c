@@ -725,8 +725,8 @@ int cmd_top(int argc, char **argv)
 		.doc = "Shows live which label values (or combinations of them) use the CPU, "
 		       "with their hottest functions, refreshed every interval. q or Ctrl-C "
 		       "quits, h shows a help; space pauses, s sorts by share or by value, b "
-		       "groups by other keys, p shows one process. Piped, prints one snapshot per interval, each followed by a blank "
-		       "line. NO_COLOR=1 turns colours off.",
+		       "groups by other keys, p shows one process. Piped, prints one snapshot per "
+		       "interval, each followed by a blank line. NO_COLOR=1 turns colours off.",
 		.children = children,
 	};
 	struct top_state st = {.env = &env};

@@ -63,7 +63,7 @@ struct top_view {
 	size_t key_count;
 	__u32 folded_values[TOP_MAX_KEYS]; /* distinct values of a folded key; 0: not folded */
 	unsigned int max_values;	   /* the folding limit (--max-label-values) */
-	struct top_row *rows; /* in the order of sort */
+	struct top_row *rows;		   /* in the order of sort */
 	size_t row_count;
 	__u64 total;	/* samples */
 	__u64 labelled; /* samples with at least one label */

@@ -416,8 +416,8 @@ static int key_section_cmp(const void *a, const void *b, void *ctx)
 		return x->folded ? 1 : -1;
 	if (x->carried != y->carried)
 		return x->carried < y->carried ? 1 : -1;
-	return symprof__bytes_cmp(rows[x->first].key, rows[x->first].key_len,
-				  rows[y->first].key, rows[y->first].key_len);
+	return symprof__bytes_cmp(rows[x->first].key, rows[x->first].key_len, rows[y->first].key,
+				  rows[y->first].key_len);
 }
 
 static int print_keys(FILE *f, struct report *r)

@@ -60,8 +60,8 @@ struct sampler_opts {
 	unsigned int unwind_memory_mib;	 /* unwind rows in BPF; 0: UNWIND_DEFAULT_MEMORY_MIB */
 	/* preallocate the mapping lists, as sampler__open does where the kernel needs it */
 	bool unwind_prealloc;
-	bool verbose;		    /* labelprof's own diagnostics (-v) */
-	bool libbpf_messages;	    /* libbpf's own messages too (-vv) */
+	bool verbose;	      /* labelprof's own diagnostics (-v) */
+	bool libbpf_messages; /* libbpf's own messages too (-vv) */
 };
 
 /* Every process, labels and both stacks, the default label limits. */
