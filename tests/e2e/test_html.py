@@ -342,3 +342,95 @@ def test_html_hostile_strings(browser, tmp_path):
     assert shown(browser) == 1 and "plain" in frame_names(browser)
     assert "<svg onload=alert(1)>" not in frame_names(browser)
     check_clean(browser)
+
+
+def sections(driver):
+    """The label keys in the order of their sections, and whether each is open."""
+    return driver.execute_script("""
+        return Array.from(document.querySelectorAll('.label-key'), s =>
+            [s.querySelector('h3 .key').textContent, !!s.querySelector('table')]);""")
+
+
+def function_rows(driver):
+    return driver.execute_script("""
+        return Array.from(document.querySelectorAll('#functions > table tr.fn-row'), r =>
+            [r.querySelector('td.fn').textContent, Number(r.dataset.self),
+             Number(r.dataset.total)]);""")
+
+
+def has_function(sample, function):
+    return any(part.get("function") == function
+               for f in sample["frames"] for part in [f, *(f.get("inlined") or [])])
+
+
+def test_html_keys_multi_filter_functions(browser, pages):
+    """Keys that explain the CPU first, the folded request_id last and collapsed
+    (its box opens it); several values of one key filter together (OR); a
+    function table gives self and total samples, callers and callees."""
+    direct, converted, profile = pages
+    open_page(browser, direct)
+    order = sections(browser)
+    assert order[-1] == ["request_id", False], order
+    assert all(is_open for _, is_open in order[:-1]), order
+    browser.execute_script("""
+        for (const s of document.querySelectorAll('.label-key'))
+            if (s.querySelector('h3 .key').textContent === 'tenant')
+                s.querySelector('.fold').click();""")
+    WebDriverWait(browser, WAIT).until(lambda d: ["tenant", False] in sections(d))
+    browser.execute_script("""
+        for (const s of document.querySelectorAll('.label-key'))
+            if (s.querySelector('h3 .key').textContent === 'tenant')
+                s.querySelector('.fold').click();""")
+    WebDriverWait(browser, WAIT).until(lambda d: ["tenant", True] in sections(d))
+
+    # the page of the JSON's recording, to count against: acme, then globex added with
+    # its box: either tenant
+    open_page(browser, converted)
+    click_row(browser, "tenant", "acme")
+    WebDriverWait(browser, WAIT).until(lambda d: d.current_url.endswith("#tenant=acme"))
+    browser.execute_script("""
+        for (const s of document.querySelectorAll('.label-key'))
+            if (s.querySelector('h3 .key').textContent === 'tenant')
+                for (const r of s.querySelectorAll('tr.label-row'))
+                    if (r.querySelector('td.value').textContent === 'globex')
+                        r.querySelector('input[type=checkbox]').click();""")
+    want = count(s for s in profile.samples
+                 if {(b"tenant", b"acme"), (b"tenant", b"globex")} & labels_of(s))
+    WebDriverWait(browser, WAIT).until(lambda d: shown(d) == want)
+    fragment = urllib.parse.urlsplit(browser.current_url).fragment
+    assert fragment == "tenant=acme&tenant=globex", fragment
+    chips = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#filters .chip")]
+    assert len(chips) == 1 and "tenant = acme or globex" in chips[0], chips
+    active = browser.find_elements(By.CSS_SELECTOR, "tr.label-row.active td.value")
+    assert sorted(e.text for e in active) == ["acme", "globex"]
+    # the same filter from the URL
+    open_page(browser, converted, "#tenant=acme&tenant=globex")
+    assert shown(browser) == want
+
+    browser.find_element(By.ID, "clear-filters").click()
+    WebDriverWait(browser, WAIT).until(lambda d: shown(d) == count(profile.samples))
+    rows = function_rows(browser)
+    assert [t for _, _, t in rows] == sorted((t for _, _, t in rows), reverse=True), rows
+    by_name = {name: (self_, total) for name, self_, total in rows}
+    for function in ("hash_password", "search_index"):
+        self_, total = by_name[function]
+        assert total == count(s for s in profile.samples if has_function(s, function)), function
+        # self: where it is the leaf itself, not a function inlined into it
+        assert 0 <= self_ <= total, (function, self_, total)
+    assert max(s for _, s, _ in rows) > 0, rows
+    browser.find_element(By.CSS_SELECTOR, "#functions th[data-sort=self]").click()
+    rows = function_rows(browser)
+    assert [s for _, s, _ in rows] == sorted((s for _, s, _ in rows), reverse=True), rows
+    browser.find_element(By.CSS_SELECTOR, "#functions th[data-sort=total]").click()
+    for row in browser.find_elements(By.CSS_SELECTOR, "#functions > table tr.fn-row"):
+        if row.find_element(By.CSS_SELECTOR, "td.fn").text == "hash_password":
+            row.click()
+            break
+    detail = WebDriverWait(browser, WAIT).until(lambda d: d.find_element(By.ID, "fn-detail"))
+    callers = browser.execute_script("""
+        const t = document.querySelectorAll('#fn-detail table')[0];
+        return Array.from(t.querySelectorAll('tbody tr'), r =>
+            Number(r.querySelector('td.samples').textContent.replace(/,/g, '')));""")
+    assert "hash_password" in detail.text and "Callers" in detail.text and "Callees" in detail.text
+    assert sum(callers) == by_name["hash_password"][1], callers
+    check_clean(browser)

@@ -213,7 +213,42 @@ def test_labels_errors(tmp_path):
         fails(labelprof("labels", worker), f"{worker} is a thread of process {wl.pid}")
 
 
+DEMO_KEYS = {"tenant", "endpoint", "request_id", "step"}
+
+
+def test_labels_watch():
+    """--watch: a request-serving thread is between requests at most instants; over
+    two seconds every thread shows each label set it had and in how many reads."""
+    with started([workload("demo"), "--threads", 2, "--duration", 60, "--quiet"]) as wl:
+        doc = json_of(labelprof("labels", "--json", "--watch=2", wl.pid))
+        text = labelprof("labels", "--watch=1", wl.pid)
+    assert doc["pid"] == wl.pid and 1.9 <= doc["seconds"] < 10, doc["seconds"]
+    assert doc["reads"] >= 20, doc["reads"]
+    labelled = 0
+    for t in doc["threads"]:
+        assert t["comm"] == "demo" and 0 < t["reads"] <= doc["reads"], t
+        assert sum(s["reads"] for s in t["sets"]) == t["reads"], t
+        assert [s["reads"] for s in t["sets"]] == sorted((s["reads"] for s in t["sets"]),
+                                                        reverse=True), t
+        sets = [frozenset(s["labels"].items()) for s in t["sets"]]
+        assert len(set(sets)) == len(sets), f"a label set listed twice: {t}"
+        for s in t["sets"]:
+            assert s["status"] == "ok" and set(s["labels"]) <= DEMO_KEYS, s
+        labelled += sum(1 for s in t["sets"] if s["labels"])
+    # the two workers served several requests each while watched
+    assert labelled >= 4, doc
+    assert text.returncode == 0, describe(text)
+    lines = text.stdout.decode().splitlines()
+    assert re.fullmatch(rf"pid {wl.pid}: \d+ reads in 1\.\d s", lines[1]), lines[:3]
+    heads = [m for m in map(re.compile(r"tid (\d+) comm demo: (\d+) label sets? in (\d+) reads")
+                           .fullmatch, lines) if m]
+    assert len(heads) == 3, lines  # the main thread and two workers
+    rows = [re.fullmatch(r"  +([\d.]+)% +(\d+)  ok, \d+ labels?", line) for line in lines]
+    assert sum(1 for r in rows if r) == sum(int(m[2]) for m in heads), lines
+
+
 @pytest.mark.parametrize("args", [["labels"], ["labels", "x"], ["labels", "1", "2"],
+                                  ["labels", "--watch=0", "1"], ["labels", "--watch=x", "1"],
                                   ["labels", "--bogus", "1"], ["labels", "0"], ["inspect"],
                                   ["inspect", "0"], ["inspect", "a", "b"]])
 def test_usage_errors(args):

@@ -288,7 +288,7 @@ def test_top_80x24_hints_and_help(demo):
                          lines[0]), screen
         assert REFRESH.search(lines[1]) and ELAPSED.search(lines[1]), screen
         assert re.search(r"read faults \d+$", lines[2]), screen
-        assert lines[23].strip() == "q quit  h help", screen
+        assert lines[23].strip() == HINTS, screen
 
         tmux.run("send-keys", "h")
         helped = tmux.wait_for(lambda s: "labelprof top: help" in s, "the help")
@@ -296,6 +296,77 @@ def test_top_80x24_hints_and_help(demo):
         assert helped.split("\n")[23].strip() == "any key: back  q quit", helped
         tmux.run("send-keys", "x")
         tmux.wait_for(lambda s: "HOTTEST" in s and "labelprof top: help" not in s, "the table")
+        tmux.run("send-keys", "q")
+        screen = tmux.wait_for(lambda s: "labelprof exited" in s, "labelprof's exit", 30)
+        assert "labelprof exited 0" in screen, screen
+    finally:
+        tmux.kill()
+
+
+HINTS = "q quit  h help  space pause  s sort  b by  p pid"
+
+
+def test_top_keys(demo):
+    """The keys top/htop users expect while it runs: s sorts by value, b groups by
+    other keys, p shows one process, space pauses, each said in the header."""
+    top = shlex.join(top_cmd(demo.pid, "--by", "tenant"))
+    tmux = Tmux(shlex.join(["sh", "-c", f"{top}; echo \"labelprof exited $?\"; sleep 600"]))
+
+    def header(s):
+        return s.split("\n")[0]
+
+    def values(s, nkeys=1):
+        return [v for v, _, _, _ in parse_rows(s, nkeys)]
+
+    try:
+        tmux.wait_for(shows_tenants, "the three tenants")
+        assert tmux.screen().split("\n")[49].strip() == HINTS
+        tmux.run("send-keys", "s")
+        screen = tmux.wait_for(lambda s: "sorted by value" in header(s) and shows_tenants(s),
+                               "rows sorted by value")
+        tenants = [v[0] for v in values(screen)]
+        assert tenants == sorted(t for t in tenants if t != "(not set)") + \
+            (["(not set)"] if "(not set)" in tenants else []), screen
+
+        tmux.run("send-keys", "b")
+        tmux.wait_for(lambda s: "group by KEY" in s, "the prompt for keys")
+        tmux.run("send-keys", "-l", "endpoint,tenant")
+        tmux.run("send-keys", "Enter")
+        screen = tmux.wait_for(lambda s: "by endpoint,tenant" in header(s) and
+                               ("/search", "acme") in values(s, 2), "rows by endpoint,tenant")
+        assert "most common key" not in header(screen)
+        # a refused key leaves the rows as they were and says why
+        tmux.run("send-keys", "b")
+        tmux.run("send-keys", "-l", "trace_id")
+        tmux.run("send-keys", "Enter")
+        screen = tmux.wait_for(lambda s: "'trace_id' is a trace or span id" in s, "the refusal")
+        assert "by endpoint,tenant" in header(screen), screen
+
+        tmux.run("send-keys", "p")
+        tmux.run("send-keys", "-l", "1")
+        tmux.run("send-keys", "Enter")
+        screen = tmux.wait_for(lambda s: "pid 1" in header(s) and
+                               re.search(r"^samples 0 ", s, re.M), "nothing of pid 1")
+        tmux.run("send-keys", "p")
+        tmux.run("send-keys", "-l", str(demo.pid))
+        tmux.run("send-keys", "Enter")
+        tmux.wait_for(lambda s: f"pid {demo.pid}" in header(s) and
+                      ("/search", "acme") in values(s, 2), "the demo's rows")
+        tmux.run("send-keys", "p")
+        tmux.run("send-keys", "Enter")
+        tmux.wait_for(lambda s: "pid" not in header(s), "every process again")
+
+        tmux.run("send-keys", "Space")
+        screen = tmux.wait_for(lambda s: "PAUSED" in s, "the pause")
+        time.sleep(2.5)
+        assert elapsed_s(tmux.screen()) == elapsed_s(screen), "the table changed while paused"
+        tmux.run("send-keys", "Space")
+        tmux.wait_for(lambda s: "PAUSED" not in s and elapsed_s(s) > elapsed_s(screen),
+                      "a refresh after the pause")
+
+        tmux.run("send-keys", "?")
+        helped = tmux.wait_for(lambda s: "labelprof top: help" in s, "the help")
+        assert "space  pause" in helped and "p      one process" in helped, helped
         tmux.run("send-keys", "q")
         screen = tmux.wait_for(lambda s: "labelprof exited" in s, "labelprof's exit", 30)
         assert "labelprof exited 0" in screen, screen
@@ -352,7 +423,7 @@ def test_top_folded_on_80x24(demo):
                             r"\(--max-label-values 100\)", lines[3].rstrip()), screen
         assert lines[4].split()[:3] == ["SHARE", "SAMPLES", "request_id"], screen
         assert {v[0] for v, _, _, _ in parse_rows(screen, 1)} <= {"*", "(not set)"}, screen
-        assert lines[23].strip() == "q quit  h help", screen
+        assert lines[23].strip() == HINTS, screen
     finally:
         tmux.kill()
 

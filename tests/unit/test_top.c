@@ -113,7 +113,7 @@ static void test_group_by_key(void **state)
 	struct symprof *sp = demo_profile();
 	struct top_view v;
 
-	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL, 0), 0);
 	assert_int_equal(v.total, 17);
 	assert_int_equal(v.labelled, 15);
 	assert_int_equal(v.row_count, 3);
@@ -148,7 +148,7 @@ static void test_group_by_combination(void **state)
 	struct top_view v;
 	size_t i;
 
-	assert_int_equal(top_view__build(&v, sp, keys, 2, NULL), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 2, NULL, 0), 0);
 	assert_int_equal(v.row_count, 5);
 	/* equal counts in value order; "(not set)" after the values */
 	for (i = 0; i < 5; i++) {
@@ -166,22 +166,22 @@ static void test_no_such_key_and_no_key(void **state)
 	struct symprof *sp = demo_profile();
 	struct top_view v;
 
-	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL, 0), 0);
 	assert_int_equal(v.row_count, 1);
 	assert_value(&v, v.rows[0].values[0], NULL);
 	assert_int_equal(v.rows[0].count, 17);
 	top_view__free(&v);
 
-	assert_int_equal(top_view__build(&v, sp, keys, 0, NULL), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 0, NULL, 0), 0);
 	assert_int_equal(v.row_count, 1);
 	assert_int_equal(v.rows[0].count, 17);
 	top_view__free(&v);
 
-	assert_int_equal(top_view__build(&v, sp, keys, TOP_MAX_KEYS + 1, NULL), -EINVAL);
+	assert_int_equal(top_view__build(&v, sp, keys, TOP_MAX_KEYS + 1, NULL, 0), -EINVAL);
 	symprof__free(sp);
 
 	sp = symprof__new();
-	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL, 0), 0);
 	assert_int_equal(v.row_count, 0);
 	assert_int_equal(v.total, 0);
 	top_view__free(&v);
@@ -203,7 +203,7 @@ static void test_hottest_functions(void **state)
 	sample(sp, 1, "four", true, 3, LABELS("k", "v"));
 	/* code inlined into a function is its own */
 	sample(sp, 2, "spin<four", false, 2, LABELS("k", "v"));
-	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL, 0), 0);
 	assert_int_equal(v.row_count, 1);
 	assert_int_equal(v.rows[0].count, 20);
 	assert_fn(&v, &v.rows[0].fns[0], "four", 0, 6);
@@ -261,7 +261,7 @@ static void test_print_plain(void **state)
 	char *out;
 
 	sample(sp, 1, "f1", false, 3, LABELS("tenant", "", "endpoint", "/a"));
-	assert_int_equal(top_view__build(&v, sp, keys, 2, NULL), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 2, NULL, 0), 0);
 	out = print(&v, &l);
 	assert_string_equal(out, "labelprof top  by tenant,endpoint\n"
 				 "1:02:05 elapsed  interval 1.0 s  99 Hz  refresh 0.0 ms\n"
@@ -274,6 +274,55 @@ static void test_print_plain(void **state)
 				 " 10.0%        2  (not set)  (not set)  [no stack] 100%\n"
 				 "  5.0%        1  (not set)  /a         f1 100%\n");
 	free(out);
+	top_view__free(&v);
+	symprof__free(sp);
+}
+
+/* The keys top takes while it runs: s sorts by value, p picks one process. */
+static void test_sort_and_pid(void **state)
+{
+	static const struct top_key keys[] = {KEY("tenant")};
+	struct top_layout l = {.width = 100, .max_rows = 10};
+	struct symprof *sp = demo_profile();
+	struct sp_label initech = {symprof__cstring(sp, "tenant"), symprof__cstring(sp, "initech"),
+				   LP_SRC_CUSTOM_LABELS};
+	struct sp_sample other = {.pid = 2,
+				  .tid = 2,
+				  .count = 20,
+				  .label_set = symprof__label_set(sp, &initech, 1),
+				  .stack = leaf_stack(sp, "g", false)};
+	struct top_view v;
+	char *out;
+
+	assert_int_equal(symprof__add_sample(sp, &other), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL, 0), 0);
+	assert_int_equal(v.total, 37);
+	assert_value(&v, v.rows[0].values[0], "initech");
+	top_view__sort(&v, TOP_SORT_NAME);
+	out = print(&v, &l);
+	assert_string_equal(out, "labelprof top  by tenant  sorted by value\n"
+				 "1:02:05 elapsed  interval 1.0 s  99 Hz  refresh 0.0 ms\n"
+				 "samples 37 (37/s)  labelled 94.6%  drops 0  read faults 0\n"
+				 " SHARE  SAMPLES  tenant     HOTTEST FUNCTIONS (SELF)\n"
+				 " 27.0%       10  acme       f1 70%, f2 30%\n"
+				 " 10.8%        4  globex     f3 100%\n"
+				 " 54.1%       20  initech    g 100%\n"
+				 "  8.1%        3  (not set)  [no stack] 67%, f1 33%\n");
+	free(out);
+	top_view__free(&v);
+
+	/* one process: the others' samples count nowhere */
+	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL, 1), 0);
+	assert_int_equal(v.total, 17);
+	assert_int_equal(v.row_count, 3);
+	assert_value(&v, v.rows[0].values[0], "acme");
+	out = print(&v, &l);
+	assert_non_null(strstr(out, "labelprof top  by tenant  pid 1\n"));
+	free(out);
+	top_view__free(&v);
+	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL, 3), 0);
+	assert_int_equal(v.total, 0);
+	assert_int_equal(v.row_count, 0);
 	top_view__free(&v);
 	symprof__free(sp);
 }
@@ -293,7 +342,7 @@ static void test_print_fits(void **state)
 	memset(long_fn, 'f', sizeof(long_fn) - 1);
 	long_fn[sizeof(long_fn) - 1] = 0;
 	sample(sp, 1, long_fn, false, 20, LABELS("tenant", long_value, "endpoint", "\n\n\n\n"));
-	assert_int_equal(top_view__build(&v, sp, keys, 2, NULL), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 2, NULL, 0), 0);
 	for (l.width = 0; l.width < 200; l.width++) {
 		out = print(&v, &l);
 		lines = 0;
@@ -333,13 +382,13 @@ static void test_print_missing_key(void **state)
 	struct top_view v;
 	char *out;
 
-	assert_int_equal(top_view__build(&v, sp, keys, 2, NULL), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 2, NULL, 0), 0);
 	out = print(&v, &l);
 	assert_non_null(strstr(out, "read faults 0\nno sample sets nosuchkey; keys seen: endpoint, "
 				    "tenant\n SHARE"));
 	free(out);
 	top_view__free(&v);
-	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 1, NULL, 0), 0);
 	out = print(&v, &l);
 	assert_null(strstr(out, "no sample sets"));
 	free(out);
@@ -373,7 +422,7 @@ static void test_folded_and_trace_keys(void **state)
 	sample(sp, 1, "g", false, 3, LABELS("tenant", "a"));
 	assert_int_equal(labelfold__init(&fold, sp, 4), 0);
 
-	assert_int_equal(top_view__build(&v, sp, keys, 2, &fold), 0);
+	assert_int_equal(top_view__build(&v, sp, keys, 2, &fold, 0), 0);
 	/* (*, a) 6, (*, b) 6, (*, not set) 4, (not set, a) 3 */
 	assert_int_equal(v.row_count, 4);
 	assert_int_equal(v.rows[0].values[0], TOP_FOLDED);
@@ -416,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_hottest_functions),
 		cmocka_unit_test(test_common_key),
 		cmocka_unit_test(test_print_plain),
+		cmocka_unit_test(test_sort_and_pid),
 		cmocka_unit_test(test_print_fits),
 		cmocka_unit_test(test_print_missing_key),
 		cmocka_unit_test(test_folded_and_trace_keys),

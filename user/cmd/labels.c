@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* labelprof labels: the label set every thread of a process has, now. */
+/*
+ * labelprof labels: the label set every thread of a process has, now, or
+ * (--watch) every label set each thread had over a few seconds.
+ */
 #include <argp.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/types.h>
+#include <time.h>
 
+#include "lib/array.h"
 #include "lib/compiler.h"
 #include "cli/cli.h"
 #include "cmd/commands.h"
@@ -20,18 +27,30 @@
 #include "sampling/sampler.h"
 #include "proc/tls.h"
 
+/* --watch without SECONDS */
+#define WATCH_DEFAULT_S 5
+#define WATCH_MAX_S	3600
+/* Between two reads of the threads: often enough to see sets held a few ms. */
+#define WATCH_PERIOD_NS 10000000L
+
 struct labels_env {
 	pid_t pid;
 	bool json;
+	unsigned int watch_s; /* 0: one read, now */
 	unsigned int verbose; /* -v given this often */
 };
 
 enum {
 	OPT_JSON = 0x100,
+	OPT_WATCH,
 };
 
 static const struct argp_option labels_options[] = {
 	{"json", OPT_JSON, NULL, 0, "Write one JSON object instead of text", 0},
+	{"watch", OPT_WATCH, "SECONDS", OPTION_ARG_OPTIONAL,
+	 "Read the threads 100 times a second for SECONDS (default 5; Ctrl-C ends it early) "
+	 "and show every label set each thread had, with how often",
+	 0},
 	{"verbose", 'v', NULL, 0, "Say more; twice (-vv): libbpf's messages too", 0},
 	{},
 };
@@ -44,6 +63,14 @@ static error_t parse_labels_opt(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case OPT_JSON:
 		env->json = true;
+		break;
+	case OPT_WATCH:
+		if (!arg)
+			v = WATCH_DEFAULT_S;
+		else if (cli_parse_uint(arg, WATCH_MAX_S, &v) || !v)
+			argp_error(state, "--watch takes 1 to %d seconds, not '%s'", WATCH_MAX_S,
+				   arg);
+		env->watch_s = v;
 		break;
 	case 'v':
 		env->verbose++;
@@ -104,6 +131,12 @@ struct labels_run {
 	struct profile *profile;
 	size_t threads;
 	size_t unallocated;
+	/* --watch: the reads, how long they took, and each (thread, label set) seen */
+	unsigned long long reads;
+	size_t read_threads; /* records of the current read */
+	double watched_s;
+	struct profile_sample *sets;
+	size_t nsets, sets_cap;
 };
 
 static int on_thread(void *ctx, const void *data, size_t size)
@@ -111,29 +144,18 @@ static int on_thread(void *ctx, const void *data, size_t size)
 	struct labels_run *run = ctx;
 	int err = profile__add_sample(run->profile, data, size);
 
+	run->read_threads++;
 	/* a malformed record is counted by the profile and left out */
 	return err == -EINVAL ? 0 : err;
 }
 
-static int put_thread_text(const struct profile_sample *s, void *ctx)
+/* One '  KEY=VALUE' line per label after indent, '[SOURCE] ' before other sources' keys. */
+static void put_label_lines(const struct profile_sample *s, const char *indent)
 {
-	struct labels_run *run = ctx;
-	const char *why, *word = outcome(s->status, &why);
 	size_t i;
 
-	run->threads++;
-	if (s->status & LP_ST_DTV_UNALLOCATED)
-		run->unallocated++;
-	printf("tid %" PRIu32 " comm ", s->tid);
-	fmt__text_bytes(stdout, s->comm, s->comm_len, " :", SIZE_MAX);
-	printf(": %s", word);
-	if (s->status & LP_ST_LABELS_READ)
-		printf(", %zu label%s", s->label_count, s->label_count == 1 ? "" : "s");
-	if (why)
-		printf(" (%s)", why);
-	putchar('\n');
 	for (i = 0; i < s->label_count; i++) {
-		fputs("  ", stdout);
+		fputs(indent, stdout);
 		if (s->labels[i].source != LP_SRC_CUSTOM_LABELS)
 			printf("[%s] ", fmt__label_source_name(s->labels[i].source));
 		/* a key's '=' is escaped: the first '=' of the line ends the key */
@@ -142,27 +164,136 @@ static int put_thread_text(const struct profile_sample *s, void *ctx)
 		fmt__text_bytes(stdout, s->labels[i].value, s->labels[i].value_len, NULL, SIZE_MAX);
 		putchar('\n');
 	}
+}
+
+/* "STATUS, N labels" of a thread's read (or of reads that gave one label set). */
+static const char *put_outcome(const struct profile_sample *s, struct labels_run *run)
+{
+	const char *why, *word = outcome(s->status, &why);
+
+	run->threads++;
+	if (s->status & LP_ST_DTV_UNALLOCATED)
+		run->unallocated++;
+	fputs(word, stdout);
+	if (s->status & LP_ST_LABELS_READ)
+		printf(", %zu label%s", s->label_count, s->label_count == 1 ? "" : "s");
+	return why;
+}
+
+static int put_thread_text(const struct profile_sample *s, void *ctx)
+{
+	const char *why;
+
+	printf("tid %" PRIu32 " comm ", s->tid);
+	fmt__text_bytes(stdout, s->comm, s->comm_len, " :", SIZE_MAX);
+	fputs(": ", stdout);
+	why = put_outcome(s, ctx);
+	if (why)
+		printf(" (%s)", why);
+	putchar('\n');
+	put_label_lines(s, "  ");
 	return ferror(stdout) ? -EIO : 0;
 }
 
-static int put_thread_json(const struct profile_sample *s, void *ctx)
+/* The fields of a label set and its outcome, after a JSON object's other fields. */
+static void put_set_json(const struct profile_sample *s, struct labels_run *run)
 {
-	struct labels_run *run = ctx;
 	const char *why;
 
-	if (run->threads++)
-		putchar(',');
 	if (s->status & LP_ST_DTV_UNALLOCATED)
 		run->unallocated++;
-	printf("\n{\"tid\":%" PRIu32 ",\"comm\":", s->tid);
-	fmt__json_bytes(stdout, s->comm, s->comm_len);
-	fputs(",\"labels\":", stdout);
+	fputs("\"labels\":", stdout);
 	fmt__json_labels(stdout, s->labels, s->label_count);
 	fputs(",\"label_sources\":", stdout);
 	fmt__json_label_sources(stdout, s->labels, s->label_count);
 	printf(",\"status\":\"%s\",\"flags\":", outcome(s->status, &why));
 	fmt__json_status(stdout, s->status);
+}
+
+static int put_thread_json(const struct profile_sample *s, void *ctx)
+{
+	struct labels_run *run = ctx;
+
+	if (run->threads++)
+		putchar(',');
+	printf("\n{\"tid\":%" PRIu32 ",\"comm\":", s->tid);
+	fmt__json_bytes(stdout, s->comm, s->comm_len);
+	putchar(',');
+	put_set_json(s, run);
 	putchar('}');
+	return ferror(stdout) ? -EIO : 0;
+}
+
+static int collect_set(const struct profile_sample *s, void *ctx)
+{
+	struct labels_run *run = ctx;
+
+	if (ARRAY_RESERVE_MIN(run->sets, run->sets_cap, run->nsets + 1, 64))
+		return -ENOMEM;
+	run->sets[run->nsets++] = *s;
+	return 0;
+}
+
+/* By thread, then the sets seen most often first. */
+static int set_cmp(const void *a, const void *b)
+{
+	const struct profile_sample *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return (x->label_set > y->label_set) - (x->label_set < y->label_set);
+}
+
+/* --watch: per thread, each label set seen and in how many reads. */
+static int put_watched(struct labels_run *run)
+{
+	const struct profile_sample *s;
+	unsigned long long reads;
+	size_t first, end, i;
+	int err = profile__for_each(run->profile, collect_set, run);
+
+	if (err)
+		return err;
+	if (run->nsets)
+		qsort(run->sets, run->nsets, sizeof(*run->sets), set_cmp);
+	if (!run->env->json)
+		printf("pid %d: %llu reads in %.1f s\n", run->env->pid, run->reads, run->watched_s);
+	for (first = 0; first < run->nsets; first = end) {
+		s = &run->sets[first];
+		reads = 0;
+		for (end = first; end < run->nsets && run->sets[end].tid == s->tid; end++)
+			reads += run->sets[end].count;
+		if (run->env->json) {
+			printf("%s\n{\"tid\":%" PRIu32 ",\"comm\":", first ? "," : "", s->tid);
+			fmt__json_bytes(stdout, s->comm, s->comm_len);
+			printf(",\"reads\":%llu,\"sets\":[", reads);
+		} else {
+			printf("tid %" PRIu32 " comm ", s->tid);
+			fmt__text_bytes(stdout, s->comm, s->comm_len, " :", SIZE_MAX);
+			printf(": %zu label set%s in %llu reads\n", end - first,
+			       end - first == 1 ? "" : "s", reads);
+		}
+		for (i = first; i < end; i++) {
+			s = &run->sets[i];
+			if (run->env->json) {
+				printf("%s{\"reads\":%llu,", i > first ? "," : "",
+				       (unsigned long long)s->count);
+				put_set_json(s, run);
+				putchar('}');
+				run->threads++;
+				continue;
+			}
+			printf("  %5.1f%% %6llu  ", 100.0 * s->count / reads,
+			       (unsigned long long)s->count);
+			put_outcome(s, run);
+			putchar('\n');
+			put_label_lines(s, "    ");
+		}
+		if (run->env->json)
+			fputs("]}", stdout);
+	}
 	return ferror(stdout) ? -EIO : 0;
 }
 
@@ -188,8 +319,11 @@ static int put_labels(struct labels_run *run)
 		fmt__json_bytes(stdout, diag->msg, strlen(diag->msg));
 		fputs(",\"go\":", stdout);
 		fmt__json_bytes(stdout, diag->go, strlen(diag->go));
+		if (run->env->watch_s)
+			printf(",\"reads\":%llu,\"seconds\":%.3f", run->reads, run->watched_s);
 		fputs(",\"threads\":[", stdout);
-		err = profile__for_each(run->profile, put_thread_json, run);
+		err = run->env->watch_s ? put_watched(run)
+					: profile__for_each(run->profile, put_thread_json, run);
 		fputs("\n]}\n", stdout);
 	} else {
 		/* one header line: the sources read, and where from */
@@ -207,7 +341,8 @@ static int put_labels(struct labels_run *run)
 				       run->env->pid, diag->otel_object, diag->otel_msg);
 		if (diag->go[0])
 			fmt__text_line(stdout, "pid %d: go_pprof (%s)", run->env->pid, diag->go);
-		err = profile__for_each(run->profile, put_thread_text, run);
+		err = run->env->watch_s ? put_watched(run)
+					: profile__for_each(run->profile, put_thread_text, run);
 	}
 	if (!err && fflush(stdout))
 		err = -errno;
@@ -264,6 +399,54 @@ static int find_recipe(const struct labels_env *env, struct lp_recipe *r, struct
 	return err ? err : -ENOENT;
 }
 
+static volatile sig_atomic_t watch_stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	watch_stop = 1;
+}
+
+static double since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) + (now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/*
+ * Reads the threads until --watch's seconds are over, Ctrl-C or the process
+ * exits: the profile counts each (thread, label set) once per read.
+ */
+static int watch(struct labels_run *run, const struct lp_recipe *r, char *err, size_t err_len)
+{
+	/* no SA_RESTART: the pause between reads ends at once */
+	struct sigaction sa = {.sa_handler = on_stop};
+	const struct timespec pause = {0, WATCH_PERIOD_NS};
+	struct sampler_threads *t;
+	struct timespec start;
+	int ret = 0;
+
+	t = sampler__threads_open(run->env->pid, r, run->env->verbose >= 2, err, err_len);
+	if (!t)
+		return -errno;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		run->read_threads = 0;
+		ret = sampler__threads_read(t, on_thread, run, err, err_len);
+		if (ret || !run->read_threads)
+			break;
+		run->reads++;
+		nanosleep(&pause, NULL);
+	} while (!watch_stop && since(&start) < run->env->watch_s);
+	run->watched_s = since(&start);
+	sampler__threads_close(t);
+	return ret;
+}
+
 int cmd_labels(int argc, char **argv)
 {
 	static struct labels_env env;
@@ -272,7 +455,9 @@ int cmd_labels(int argc, char **argv)
 		.parser = parse_labels_opt,
 		.args_doc = "PID",
 		.doc = "Shows the custom labels (and a Go program's goroutine pprof labels) every "
-		       "thread of process PID has set right now. "
+		       "thread of process PID has set right now; with --watch, every label set "
+		       "each thread had over SECONDS, read 100 times a second (a thread that "
+		       "serves requests has none between them, so one instant says little). "
 		       "A BPF task iterator reads them where the threads keep them, with the "
 		       "recipe 'labelprof record' uses, without stopping the process.\v"
 		       "Text output: a line naming the label form and the file that publishes "
@@ -282,7 +467,10 @@ int cmd_labels(int argc, char **argv)
 		       "OpenTelemetry thread context; otel_process: the process context's "
 		       "resource attributes, on every thread; go_pprof). Bytes that are not "
 		       "printable UTF-8, '\\', '=' in keys and ' ' or ':' in COMM are written "
-		       "as \\xHH.\n\n"
+		       "as \\xHH. With --watch, a line 'pid PID: N reads in S s', then per "
+		       "thread 'tid TID comm COMM: N label sets in R reads' and per label set, "
+		       "most often seen first, 'SHARE% READS  STATUS, N labels' and its "
+		       "'    KEY=VALUE' lines.\n\n"
 		       "STATUS: ok; dtv_unallocated (the thread never touched the labels "
 		       "library's thread-local storage: it has set no label yet); tls_pending "
 		       "(the library is not relocated yet); read_fault (the thread's memory "
@@ -298,7 +486,10 @@ int cmd_labels(int argc, char **argv)
 		       "--json writes {\"pid\", \"form\", \"otel_thread\", \"object\", \"recipe\", "
 		       "\"go\", \"threads\": [{\"tid\", \"comm\", \"labels\": {KEY: VALUE}, "
 		       "\"label_sources\": {KEY: SOURCE}, \"status\", \"flags\"}]} "
-		       "with byte strings escaped as in docs/json-format.md.\n\n"
+		       "with byte strings escaped as in docs/json-format.md; with --watch, "
+		       "\"reads\" and \"seconds\" besides, and per thread {\"tid\", \"comm\", "
+		       "\"reads\", \"sets\": [{\"reads\", \"labels\", \"label_sources\", "
+		       "\"status\", \"flags\"}]}.\n\n"
 		       "Exit status: 0 when the labels were read; 1 when they could not be "
 		       "(no such process, not permitted, no labels published, and why); 2 on "
 		       "usage errors. Needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE.",
@@ -333,8 +524,11 @@ int cmd_labels(int argc, char **argv)
 	otel_labels__proc_init(&otel_proc, env.pid, NULL);
 	otel_labels__resolver(otel, &otel_proc, &resolver);
 	profile__set_resolver(run.profile, &resolver);
-	err = sampler__read_threads(env.pid, &recipe, env.verbose >= 2, on_thread, &run, errbuf,
-				    sizeof(errbuf));
+	if (env.watch_s)
+		err = watch(&run, &recipe, errbuf, sizeof(errbuf));
+	else
+		err = sampler__read_threads(env.pid, &recipe, env.verbose >= 2, on_thread, &run,
+					    errbuf, sizeof(errbuf));
 	if (err) {
 		fprintf(stderr, "labelprof: %s\n", errbuf);
 		goto out_free;
@@ -359,6 +553,7 @@ int cmd_labels(int argc, char **argv)
 
 out_free:
 	profile__free(run.profile);
+	free(run.sets);
 	otel_labels__proc_clear(&otel_proc);
 	otel_labels__free(otel);
 	return ret;

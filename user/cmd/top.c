@@ -13,6 +13,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,29 +109,52 @@ static const struct argp_option top_options[] = {
 	{},
 };
 
-static error_t parse_by(struct top_env *env, char *arg, struct argp_state *state)
+/*
+ * The keys of list (comma-separated, modified) into keys (TOP_MAX_KEYS),
+ * pointing into list. Returns 0, or -EINVAL with why (for --by or the b key).
+ */
+static int parse_keys(char *list, struct top_key *keys, size_t *count, char *why, size_t why_len)
 {
 	char *tok, *save = NULL;
 	size_t i, len;
 
-	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	*count = 0;
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		len = strlen(tok);
-		if (len > LP_MAX_KEY_LEN)
-			argp_error(state, "--by: label key '%.32s...' is longer than %d bytes", tok,
-				   LP_MAX_KEY_LEN);
-		for (i = 0; i < env->key_count; i++)
-			if (env->keys[i].len == len && !memcmp(env->keys[i].bytes, tok, len))
-				argp_error(state, "--by: label key '%s' given twice", tok);
+		if (len > LP_MAX_KEY_LEN) {
+			snprintf(why, why_len, "label key '%.32s...' is longer than %d bytes", tok,
+				 LP_MAX_KEY_LEN);
+			return -EINVAL;
+		}
+		for (i = 0; i < *count; i++) {
+			if (keys[i].len == len && !memcmp(keys[i].bytes, tok, len)) {
+				snprintf(why, why_len, "label key '%s' given twice", tok);
+				return -EINVAL;
+			}
+		}
 		/* a row per request: record's pprof and OTLP outputs keep them */
-		if (labelsel__is_trace_key(tok, len))
-			argp_error(state,
-				   "--by: '%s' is a trace or span id, one value per request: "
-				   "record --format otlp or pprof keeps it",
-				   tok);
-		if (env->key_count == TOP_MAX_KEYS)
-			argp_error(state, "--by: at most %d label keys", TOP_MAX_KEYS);
-		env->keys[env->key_count++] = (struct top_key){(const unsigned char *)tok, len};
+		if (labelsel__is_trace_key(tok, len)) {
+			snprintf(why, why_len,
+				 "'%s' is a trace or span id, one value per request: record "
+				 "--format otlp or pprof keeps it",
+				 tok);
+			return -EINVAL;
+		}
+		if (*count == TOP_MAX_KEYS) {
+			snprintf(why, why_len, "at most %d label keys", TOP_MAX_KEYS);
+			return -EINVAL;
+		}
+		keys[(*count)++] = (struct top_key){(const unsigned char *)tok, len};
 	}
+	return 0;
+}
+
+static error_t parse_by(struct top_env *env, char *arg, struct argp_state *state)
+{
+	char why[LP_MAX_KEY_LEN + 128];
+
+	if (parse_keys(arg, env->keys, &env->key_count, why, sizeof(why)))
+		argp_error(state, "--by: %s", why);
 	if (!env->key_count)
 		argp_error(state, "--by needs a label key");
 	return 0;
@@ -286,31 +310,6 @@ static void term_restore(void)
 	term_screen = SCREEN_NONE;
 }
 
-enum top_key_action {
-	KEY_NONE,
-	KEY_QUIT, /* q */
-	KEY_HELP, /* h or ?: show the help */
-	KEY_BACK, /* any other key: leave the help */
-};
-
-/* What was typed since the last call: q wins, then the last key. */
-static enum top_key_action read_keys(void)
-{
-	enum top_key_action action = KEY_NONE;
-	char buf[64];
-	ssize_t n, i;
-
-	while ((n = read(STDIN_FILENO, buf, sizeof(buf))) > 0) {
-		for (i = 0; i < n; i++) {
-			if (buf[i] == 'q' || buf[i] == 'Q')
-				return KEY_QUIT;
-			action = buf[i] == 'h' || buf[i] == 'H' || buf[i] == '?' ? KEY_HELP
-										 : KEY_BACK;
-		}
-	}
-	return action;
-}
-
 static const char *const help_lines[] = {
 	"labelprof top: help",
 	"",
@@ -321,6 +320,11 @@ static const char *const help_lines[] = {
 	"",
 	"  h, ?   this help; any key returns",
 	"  q      quit (Ctrl-C too)",
+	"  space  pause: the table stays as it is until space again",
+	"  s      sort by share, then by value, and back",
+	"  b      group by other keys: type KEY[,KEY...] and Enter (empty: the",
+	"         most common key); Esc cancels",
+	"  p      one process only: type its PID and Enter (empty: every process)",
 	"",
 	/* clang-format off */
 	"A key with more values than --max-label-values (default "
@@ -343,6 +347,16 @@ struct top_state {
 	struct top_view view;
 	struct top_status status;
 	bool help;		 /* h: the help screen instead of the table */
+	enum top_sort sort;	 /* s */
+	__u32 pid;		 /* p: only this process's samples; 0: every process */
+	/* b and p: what is being typed on the last line */
+	enum { PROMPT_NONE, PROMPT_BY, PROMPT_PID } prompt;
+	char input[TOP_MAX_KEYS * (LP_MAX_KEY_LEN + 1)];
+	size_t input_len;
+	/* the keys typed with b: env->keys point into one, the next are read into the other */
+	char by[2][TOP_MAX_KEYS * (LP_MAX_KEY_LEN + 1)];
+	unsigned int by_current;
+	char message[LP_MAX_KEY_LEN + 128]; /* why an input was refused, until the next key */
 	struct lp_counters last; /* at the previous refresh */
 	__u64 start_ns, last_ns;
 	/* without --by: the most common key, chosen once so that rows do not jump */
@@ -361,13 +375,29 @@ static void print_help(unsigned int width, unsigned int lines)
 		printf("%.*s\033[K\n", (int)width, help_lines[i]);
 }
 
-/* The last line of the screen: the keys there are. */
+static const char *const prompts[] = {
+	[PROMPT_BY] = "group by KEY[,KEY...] (empty: the most common; Esc cancels): ",
+	[PROMPT_PID] = "only PID (empty: every process; Esc cancels): ",
+};
+
+/* The last line of the screen: the keys there are, or what is being typed. */
 static void print_hints(const struct top_state *st, unsigned int width, unsigned int row)
 {
-	const char *hints = st->help ? "any key: back  q quit" : "q quit  h help";
+	const char *hints = st->help ? "any key: back  q quit"
+				     : "q quit  h help  space pause  s sort  b by  p pid";
 
-	printf("\033[%u;1H%s%.*s%s\033[K", row, st->color ? "\033[7m" : "", (int)width, hints,
-	       st->color ? "\033[0m" : "");
+	printf("\033[%u;1H%s", row, st->color ? "\033[7m" : "");
+	if (st->prompt) {
+		/* what is typed is shown as typed: printable ASCII only (on_key) */
+		printf("%.*s%.*s_", (int)width, prompts[st->prompt],
+		       (int)(width > strlen(prompts[st->prompt]) + 1
+				     ? width - strlen(prompts[st->prompt]) - 1
+				     : 0),
+		       st->input);
+	} else {
+		printf("%.*s", (int)width, st->message[0] ? st->message : hints);
+	}
+	printf("%s\033[K", st->color ? "\033[0m" : "");
 }
 
 static int render(struct top_state *st)
@@ -408,6 +438,7 @@ static int view_keys(struct top_state *st, const struct symprof *sp,
 
 	*keys = st->env->keys;
 	*n = st->env->key_count;
+	st->status.auto_key = !*n;
 	if (*n)
 		return 0;
 	if (!st->have_auto_key) {
@@ -421,7 +452,36 @@ static int view_keys(struct top_state *st, const struct symprof *sp,
 	}
 	*keys = &st->auto_key;
 	*n = st->have_auto_key;
-	st->status.auto_key = true;
+	return 0;
+}
+
+/* Shows sp (which st owns from now on) grouped as the keys, p and s say. */
+static int show(struct top_state *st, struct symprof *sp)
+{
+	struct top_view view;
+	struct labelfold fold;
+	const struct top_key *keys;
+	size_t n;
+	int err;
+
+	/* the same folding as report and html, over what this refresh shows */
+	err = labelfold__init(&fold, sp, st->env->labels.max_values);
+	if (!err)
+		err = view_keys(st, sp, &fold, &keys, &n);
+	if (!err)
+		err = top_view__build(&view, sp, keys, n, &fold, st->pid);
+	labelfold__free(&fold);
+	if (err) {
+		if (sp != st->sp)
+			symprof__free(sp);
+		return err;
+	}
+	top_view__sort(&view, st->sort);
+	top_view__free(&st->view);
+	if (sp != st->sp)
+		symprof__free(st->sp);
+	st->sp = sp;
+	st->view = view;
 	return 0;
 }
 
@@ -430,14 +490,10 @@ static int refresh(struct top_state *st)
 {
 	struct top_env *env = st->env;
 	struct symprof_build_opts bo = {.frequency_hz = env->sampling.opts.freq_hz};
-	struct top_view view;
-	struct labelfold fold;
 	struct lp_counters c;
-	const struct top_key *keys;
 	struct profile *p;
 	struct symprof *sp;
 	__u64 t0 = now_ns();
-	size_t n;
 	int err;
 
 	p = env->cumulative ? st->s->profile : session__take_profile(st->s);
@@ -453,21 +509,9 @@ static int refresh(struct top_state *st)
 	if (!sp)
 		return -ENOMEM;
 	sampling_args__note_sources(&env->sampling, sp);
-	/* the same folding as report and html, over what this refresh shows */
-	err = labelfold__init(&fold, sp, env->labels.max_values);
-	if (!err)
-		err = view_keys(st, sp, &fold, &keys, &n);
-	if (!err)
-		err = top_view__build(&view, sp, keys, n, &fold);
-	labelfold__free(&fold);
-	if (err) {
-		symprof__free(sp);
+	err = show(st, sp);
+	if (err)
 		return err;
-	}
-	top_view__free(&st->view);
-	symprof__free(st->sp);
-	st->sp = sp;
-	st->view = view;
 	/* snapshots of exited processes: the interval that needed them is shown */
 	if (!env->cumulative)
 		symbolizer__release_unused(st->s->symbolizer);
@@ -500,14 +544,101 @@ static bool targets_gone(struct session *s, const struct sampling_args *args)
 	return !sampling_args__any_alive(args);
 }
 
+/* Enter on a prompt: the keys or the pid typed. Returns 0 or -ENOMEM. */
+static int apply_input(struct top_state *st)
+{
+	struct top_env *env = st->env;
+	unsigned long long pid;
+	char why[sizeof(st->message) - 8];
+
+	struct top_key keys[TOP_MAX_KEYS];
+	char *by = st->by[!st->by_current];
+	size_t n;
+
+	if (st->prompt == PROMPT_BY) {
+		memcpy(by, st->input, st->input_len + 1);
+		if (parse_keys(by, keys, &n, why, sizeof(why))) {
+			/* the keys shown stay */
+			snprintf(st->message, sizeof(st->message), "by: %s", why);
+		} else {
+			memcpy(env->keys, keys, sizeof(keys));
+			env->key_count = n;
+			st->by_current = !st->by_current;
+			/* no key: the most common one, chosen again */
+			st->have_auto_key = false;
+		}
+	} else if (!st->input_len) {
+		st->pid = 0;
+	} else if (cli_parse_uint(st->input, INT_MAX, &pid) || !pid) {
+		snprintf(st->message, sizeof(st->message), "not a pid: '%s'", st->input);
+	} else {
+		st->pid = pid;
+	}
+	st->prompt = PROMPT_NONE;
+	return st->sp ? show(st, st->sp) : 0;
+}
+
+/* One key typed; sets *quit on q. Returns 0 or -ENOMEM. */
+static int on_key(struct top_state *st, unsigned char c, bool *quit)
+{
+	resized = 1; /* whatever it did is redrawn at once */
+	st->message[0] = '\0';
+	if (st->prompt) {
+		if (c == '\n' || c == '\r')
+			return apply_input(st);
+		if (c == 033) {
+			st->prompt = PROMPT_NONE;
+		} else if ((c == 0x7f || c == '\b') && st->input_len) {
+			st->input[--st->input_len] = '\0';
+		} else if (c >= 0x20 && c < 0x7f && st->input_len + 1 < sizeof(st->input)) {
+			st->input[st->input_len++] = c;
+			st->input[st->input_len] = '\0';
+		}
+		return 0;
+	}
+	if (c == 'q' || c == 'Q') {
+		*quit = true;
+	} else if (st->help) {
+		st->help = false;
+	} else if (c == 'h' || c == 'H' || c == '?') {
+		st->help = true;
+	} else if (c == ' ') {
+		st->status.paused = !st->status.paused;
+	} else if (c == 's' || c == 'S') {
+		st->sort = (st->sort + 1) % TOP_SORT_COUNT;
+		top_view__sort(&st->view, st->sort);
+	} else if (c == 'b' || c == 'B' || c == 'p' || c == 'P') {
+		st->prompt = c == 'b' || c == 'B' ? PROMPT_BY : PROMPT_PID;
+		st->input_len = 0;
+		st->input[0] = '\0';
+	}
+	return 0;
+}
+
+/* What was typed since the last call. Returns 0 or -ENOMEM. */
+static int read_keys(struct top_state *st, bool *quit)
+{
+	unsigned char buf[64];
+	ssize_t n, i;
+	int err;
+
+	while ((n = read(STDIN_FILENO, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n && !*quit; i++) {
+			err = on_key(st, buf[i], quit);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
 /* Returns 0 or -errno with a message in err (shown once the terminal is restored). */
 static int run(struct top_state *st, char *errbuf, size_t errlen)
 {
 	const struct top_env *env = st->env;
 	__u64 interval_ns = env->interval_s * 1e9, next_ns, now;
 	unsigned long long refreshes = 0;
-	bool keys = st->tty && isatty(STDIN_FILENO);
-	enum top_key_action key;
+	bool keys = st->tty && isatty(STDIN_FILENO), quit = false;
 	int err, timeout;
 
 	if (st->tty) {
@@ -527,13 +658,13 @@ static int run(struct top_state *st, char *errbuf, size_t errlen)
 			snprintf(errbuf, errlen, "reading the ring buffer: %s", strerror(-err));
 			return err;
 		}
-		key = keys ? read_keys() : KEY_NONE;
-		if (key == KEY_QUIT)
-			break;
-		if (key != KEY_NONE && st->help != (key == KEY_HELP)) {
-			st->help = key == KEY_HELP;
-			resized = 1; /* redrawn at once, below */
+		err = keys ? read_keys(st, &quit) : 0;
+		if (err) {
+			snprintf(errbuf, errlen, "out of memory while regrouping");
+			return err;
 		}
+		if (quit)
+			break;
 		if (st->s->target_exited && targets_gone(st->s, &env->sampling)) {
 			st->targets_exited = true;
 			return 0;
@@ -545,7 +676,8 @@ static int run(struct top_state *st, char *errbuf, size_t errlen)
 				goto out_write;
 		}
 		now = now_ns();
-		if (now < next_ns)
+		/* paused: what is sampled meanwhile shows at the first refresh after */
+		if (now < next_ns || st->status.paused)
 			continue;
 		err = refresh(st);
 		if (err == -ENOMEM) {
@@ -593,8 +725,9 @@ int cmd_top(int argc, char **argv)
 		.parser = parse_top_opt,
 		.doc = "Shows live which label values (or combinations of them) use the CPU, "
 		       "with their hottest functions, refreshed every interval. q or Ctrl-C "
-		       "quits, h shows a help. Piped, prints one snapshot per interval, each followed by a blank "
-		       "line. NO_COLOR=1 turns colours off.",
+		       "quits, h shows a help; space pauses, s sorts by share or by value, b "
+		       "groups by other keys, p shows one process. Piped, prints one snapshot per "
+		       "interval, each followed by a blank line. NO_COLOR=1 turns colours off.",
 		.children = children,
 	};
 	struct top_state st = {.env = &env};

@@ -135,14 +135,21 @@ static int row_cmp(const void *a, const void *b, void *arg)
 	size_t k;
 	int c;
 
-	if (x->count != y->count)
+	if (v->sort == TOP_SORT_SAMPLES && x->count != y->count)
 		return x->count < y->count ? 1 : -1;
 	for (k = 0; k < v->key_count; k++) {
 		c = value_cmp(v->sp, x->values[k], y->values[k]);
 		if (c)
 			return c;
 	}
-	return 0;
+	return (x->count < y->count) - (x->count > y->count);
+}
+
+void top_view__sort(struct top_view *v, enum top_sort sort)
+{
+	v->sort = sort;
+	if (v->row_count)
+		qsort_r(v->rows, v->row_count, sizeof(*v->rows), row_cmp, v);
 }
 
 /* The distinct values of key when fold folds it, else 0. */
@@ -159,15 +166,20 @@ static __u32 folded_values(const struct labelfold *fold, __u32 key)
 }
 
 int top_view__build(struct top_view *v, const struct symprof *sp, const struct top_key *keys,
-		    size_t n, const struct labelfold *fold)
+		    size_t n, const struct labelfold *fold, __u32 pid)
 {
-	size_t i, k, count = sp->sample_count;
+	size_t i, k, m, count = sp->sample_count;
 	__u32 key_ids[TOP_MAX_KEYS], *values = NULL;
 	struct entry *entries = NULL;
 	struct top_row *row = NULL;
 	struct top_fn fn = {};
 
-	*v = (struct top_view){.sp = sp, .key_count = n, .max_values = fold ? fold->max_values : 0};
+	*v = (struct top_view){
+		.sp = sp,
+		.pid = pid,
+		.key_count = n,
+		.max_values = fold ? fold->max_values : 0,
+	};
 	if (n > TOP_MAX_KEYS)
 		return -EINVAL;
 	for (k = 0; k < n; k++) {
@@ -183,21 +195,25 @@ int top_view__build(struct top_view *v, const struct symprof *sp, const struct t
 	if (!entries || !values || !v->rows)
 		goto out_nomem;
 
-	for (i = 0; i < count; i++) {
+	for (i = 0, m = 0; i < count; i++) {
 		const struct sp_sample *s = &sp->samples[i];
 
-		entries[i].values = &values[i * n];
+		if (pid && s->pid != pid)
+			continue;
+		entries[m].values = &values[m * n];
 		for (k = 0; k < n; k++) {
-			values[i * n + k] = value_of(sp, s, key_ids[k]);
-			if (v->folded_values[k] && values[i * n + k] != TOP_UNSET)
-				values[i * n + k] = TOP_FOLDED;
+			values[m * n + k] = value_of(sp, s, key_ids[k]);
+			if (v->folded_values[k] && values[m * n + k] != TOP_UNSET)
+				values[m * n + k] = TOP_FOLDED;
 		}
-		entries[i].fn = self_function(sp, s);
+		entries[m++].fn = self_function(sp, s);
 		v->total += s->count;
 		if (s->label_set)
 			v->labelled += s->count;
 	}
-	qsort_r(entries, count, sizeof(*entries), entry_cmp, &n);
+	count = m;
+	if (count)
+		qsort_r(entries, count, sizeof(*entries), entry_cmp, &n);
 
 	for (i = 0; i < count; i++) {
 		const struct entry *e = &entries[i];
@@ -216,7 +232,7 @@ int top_view__build(struct top_view *v, const struct symprof *sp, const struct t
 		row_add_fn(row, &fn);
 		fn.count = 0;
 	}
-	qsort_r(v->rows, v->row_count, sizeof(*v->rows), row_cmp, v);
+	top_view__sort(v, TOP_SORT_SAMPLES);
 	free(entries);
 	free(values);
 	return 0;
@@ -543,13 +559,17 @@ static void print_header(FILE *f, const struct top_view *v, const struct top_sta
 		line_printf(&ln, "(no labels seen yet)");
 	else if (st->auto_key)
 		line_printf(&ln, " (most common key; --by chooses)");
+	if (v->pid)
+		line_printf(&ln, "  pid %u", v->pid);
+	if (v->sort == TOP_SORT_NAME)
+		line_printf(&ln, "  sorted by value");
 	line_end(&ln);
 
 	line_start(&ln, f, l);
-	line_printf(&ln, "%llu:%02llu:%02llu elapsed  %s %.1f s  %u Hz  refresh %.1f ms",
+	line_printf(&ln, "%llu:%02llu:%02llu elapsed  %s %.1f s  %u Hz  refresh %.1f ms%s",
 		    secs / 3600, secs / 60 % 60, secs % 60,
 		    st->cumulative ? "cumulative" : "interval", st->interval_s, st->freq_hz,
-		    st->refresh_ms);
+		    st->refresh_ms, st->paused ? "  PAUSED" : "");
 	line_end(&ln);
 
 	line_start(&ln, f, l);
@@ -581,7 +601,7 @@ int top_view__print(FILE *f, const struct top_view *v, const struct top_status *
 		    const struct top_layout *l)
 {
 	size_t widths[TOP_MAX_KEYS], shown, i, k, avail, fair, need = 0, count_cols;
-	__u64 rest = 0;
+	__u64 rest = 0, most = 0;
 	struct line ln;
 	char digits[24];
 
@@ -593,8 +613,9 @@ int top_view__print(FILE *f, const struct top_view *v, const struct top_status *
 	for (i = shown; i < v->row_count; i++)
 		rest += v->rows[i].count;
 
-	count_cols = snprintf(digits, sizeof(digits), "%llu",
-			      (unsigned long long)(v->row_count ? v->rows[0].count : 0));
+	for (i = 0; i < v->row_count; i++)
+		most = v->rows[i].count > most ? v->rows[i].count : most;
+	count_cols = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)most);
 	if (count_cols < strlen("SAMPLES"))
 		count_cols = strlen("SAMPLES");
 	/* value columns as wide as their widest cell, unless the functions would not fit */

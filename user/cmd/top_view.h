@@ -48,13 +48,22 @@ struct top_row {
 	struct top_fn fns[TOP_FUNCTIONS]; /* most samples first; count 0: none */
 };
 
+/* The order of the rows. */
+enum top_sort {
+	TOP_SORT_SAMPLES, /* most samples first; equal counts by value bytes */
+	TOP_SORT_NAME,	  /* by value bytes, key by key ("(not set)" last) */
+	TOP_SORT_COUNT,
+};
+
 struct top_view {
 	const struct symprof *sp; /* rows point into it: keep it until top_view__free */
+	__u32 pid;		  /* only this process's samples; 0: every process */
+	enum top_sort sort;
 	struct top_key keys[TOP_MAX_KEYS];
 	size_t key_count;
 	__u32 folded_values[TOP_MAX_KEYS]; /* distinct values of a folded key; 0: not folded */
 	unsigned int max_values;	   /* the folding limit (--max-label-values) */
-	struct top_row *rows; /* most samples first; equal counts by value bytes */
+	struct top_row *rows;		   /* in the order of sort */
 	size_t row_count;
 	__u64 total;	/* samples */
 	__u64 labelled; /* samples with at least one label */
@@ -64,11 +73,14 @@ struct top_view {
  * Groups the samples of sp by the values of keys (n of them, at most
  * TOP_MAX_KEYS; n == 0 makes one row of every sample). A key that fold
  * (made from sp; NULL: none) folds has one row for all its values, as the
- * other text views show it (format/labelfold.h). The key bytes must outlive
- * the view. Returns 0, -EINVAL or -ENOMEM.
+ * other text views show it (format/labelfold.h). pid: only that process's
+ * samples (0: all). The rows come most samples first. The key bytes must
+ * outlive the view. Returns 0, -EINVAL or -ENOMEM.
  */
 int top_view__build(struct top_view *v, const struct symprof *sp, const struct top_key *keys,
-		    size_t n, const struct labelfold *fold);
+		    size_t n, const struct labelfold *fold, __u32 pid);
+/* Puts the rows in the order of sort. */
+void top_view__sort(struct top_view *v, enum top_sort sort);
 void top_view__free(struct top_view *v);
 
 /*
@@ -92,6 +104,7 @@ struct top_status {
 	double refresh_ms;   /* time spent taking, symbolizing and grouping the profile */
 	bool cumulative;     /* the view covers everything since the start */
 	bool auto_key;	     /* the key was chosen by top_view__common_key */
+	bool paused;	     /* the view is not refreshed until resumed */
 };
 
 struct top_layout {

@@ -4,7 +4,9 @@
  * flame graph's JS, embedded at build time by user/build.mk) around the
  * profile as a JSON blob in <script type="application/json">:
  *
- *   {"v":1,"meta":{...},
+ *   {"v":1,"meta":{...},                meta.process_keys: the keys of the
+ *                                        OpenTelemetry process context
+ *                                        (resource attributes)
  *    "locs":[[module,kind,name...]...],  by location id; names root-most
  *                                        first (the function, then what is
  *                                        inlined into it); kind 0 user,
@@ -300,10 +302,11 @@ static int count_processes(const struct symprof *sp, size_t *out)
 	return 0;
 }
 
-static void put_meta(struct html *h, size_t processes)
+/* seen: a byte per symprof string, zeroed */
+static void put_meta(struct html *h, size_t processes, unsigned char *seen)
 {
 	const struct sp_meta *m = &h->sp->meta;
-	size_t i;
+	size_t i, n;
 
 	fprintf(h->f,
 		"{\"v\":1,\"meta\":{\"samples\":%" PRIu64 ",\"frequency_hz\":%" PRIu64
@@ -316,6 +319,18 @@ static void put_meta(struct html *h, size_t processes)
 		(uint64_t)m->counters.ringbuf_drops, (uint64_t)m->samples_dropped,
 		(uint64_t)m->counters.label_read_faults, (uint64_t)m->counters.truncations,
 		processes, page_string(h, m->host_name));
+	/* the process context's keys: they describe a process, not its work */
+	fputs_unlocked(",\"process_keys\":[", h->f);
+	for (i = 0, n = 0; i < h->sp->label_count; i++) {
+		const struct sp_label *l = &h->sp->labels[i];
+
+		if (l->source != LP_SRC_OTEL_PROCESS || l->key >= h->sp->string_count ||
+		    labelfold__shown(&h->fold, l->key) == LABEL_HIDDEN || seen[l->key])
+			continue;
+		seen[l->key] = 1;
+		fprintf(h->f, "%s%" PRIu32, n++ ? "," : "", page_string(h, l->key));
+	}
+	putc_unlocked(']', h->f);
 	/* keys shown as KEY=*: [key, distinct values, the limit] */
 	fputs_unlocked(",\"folded\":[", h->f);
 	for (i = 0; i < h->fold.nfolded; i++)
@@ -327,13 +342,18 @@ static void put_meta(struct html *h, size_t processes)
 
 static int put_data(struct html *h)
 {
+	unsigned char *seen;
 	size_t processes, i;
 	int err;
 
 	err = count_processes(h->sp, &processes);
 	if (err)
 		return err;
-	put_meta(h, processes);
+	seen = calloc(h->sp->string_count ? h->sp->string_count : 1, 1);
+	if (!seen)
+		return -ENOMEM;
+	put_meta(h, processes, seen);
+	free(seen);
 	put_locations(h);
 	put_sources(h);
 	put_stacks(h);

@@ -60,8 +60,8 @@ struct sampler_opts {
 	unsigned int unwind_memory_mib;	 /* unwind rows in BPF; 0: UNWIND_DEFAULT_MEMORY_MIB */
 	/* preallocate the mapping lists, as sampler__open does where the kernel needs it */
 	bool unwind_prealloc;
-	bool verbose;		    /* labelprof's own diagnostics (-v) */
-	bool libbpf_messages;	    /* libbpf's own messages too (-vv) */
+	bool verbose;	      /* labelprof's own diagnostics (-v) */
+	bool libbpf_messages; /* libbpf's own messages too (-vv) */
 };
 
 /* Every process, labels and both stacks, the default label limits. */
@@ -144,6 +144,18 @@ __u64 sampler__exec_seq(struct sampler *s, __u32 tgid);
  */
 int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, sampler_event_fn fn,
 			  void *ctx, char *err, size_t err_len);
+
+/*
+ * The same, loaded once and read as often as wanted (labelprof labels
+ * --watch): open returns NULL with errno and a message in err; each read
+ * walks the threads as they are then.
+ */
+struct sampler_threads;
+struct sampler_threads *sampler__threads_open(__u32 tgid, const struct lp_recipe *r, bool verbose,
+					      char *err, size_t err_len);
+int sampler__threads_read(struct sampler_threads *t, sampler_event_fn fn, void *ctx, char *err,
+			  size_t err_len);
+void sampler__threads_close(struct sampler_threads *t);
 
 /* Whether the pid filter lets tgid's samples through (always, without a pid filter). */
 bool sampler__samples_tgid(struct sampler *s, __u32 tgid);

@@ -181,10 +181,8 @@
 		return -1;
 	}
 
-	/* Keys with few values first: request ids and the like go last. */
-	const keys = Array.from(keyValues.keys()).sort(function (a, b) {
-		return keyValues.get(a).size - keyValues.get(b).size || cmpText(str(a), str(b));
-	});
+	/* Sorted once the samples are read (below). */
+	const keys = Array.from(keyValues.keys());
 
 	/* The string id of a key and of one of its values from their text; -2: none. */
 	function keyId(text) {
@@ -234,6 +232,27 @@
 	}
 	const root = frame('all', '', KIND_ROOT);
 
+	/*
+	 * Keys in the order of what they explain: the ones set on the most
+	 * samples first; keys folded to KEY=* (a request id) and the process
+	 * context's (one value per process, as its resource attributes) last.
+	 */
+	const foldedKeys = new Set(array(meta.folded).filter(Array.isArray).map(function (f) {
+		return f[0];
+	}));
+	const processKeys = new Set(array(meta.process_keys));
+	const carried = new Map();
+	for (let i = 0; i < nsamples; i++)
+		for (let j = 0; j < sets[sSet[i]].length; j += 2)
+			carried.set(sets[sSet[i]][j], (carried.get(sets[sSet[i]][j]) || 0) + sCount[i]);
+	function keyRank(k) {
+		return processKeys.has(k) ? 2 : foldedKeys.has(k) ? 1 : 0;
+	}
+	keys.sort(function (a, b) {
+		return keyRank(a) - keyRank(b) || (carried.get(b) || 0) - (carried.get(a) || 0) ||
+			cmpText(str(a), str(b));
+	});
+
 	function pathLength(p) {
 		return 1 + p.stack.length + (p.extra ? 1 : 0);
 	}
@@ -269,35 +288,43 @@
 
 	/* ---- filter ------------------------------------------------------------- */
 
-	let filters = []; // { key, value }: text as shown; value null: not set
+	/*
+	 * { key, values }: text as shown, a value null for "not set". A sample
+	 * passes when it has one of the values of every key filtered.
+	 */
+	let filters = [];
 
 	function filterToHash(fs) {
-		return fs
-			.map(function (f) {
-				const k = encodeURIComponent(f.key);
-				return f.value === null ? k : k + '=' + encodeURIComponent(f.value);
-			})
-			.join('&');
+		const parts = [];
+		for (const f of fs) {
+			const k = encodeURIComponent(f.key);
+			for (const v of f.values)
+				parts.push(v === null ? k : k + '=' + encodeURIComponent(v));
+		}
+		return parts.join('&');
 	}
 
+	/* key=a&key=b: either value; keys combine with AND. */
 	function filterFromHash(hash) {
 		const byKey = new Map();
 		for (const part of hash.replace(/^#/, '').split('&')) {
 			if (!part)
 				continue;
 			const eq = part.indexOf('=');
+			let key, value;
 			try {
-				if (eq < 0)
-					byKey.set(decodeURIComponent(part), null);
-				else
-					byKey.set(decodeURIComponent(part.slice(0, eq)),
-						  decodeURIComponent(part.slice(eq + 1)));
+				key = decodeURIComponent(eq < 0 ? part : part.slice(0, eq));
+				value = eq < 0 ? null : decodeURIComponent(part.slice(eq + 1));
 			} catch (e) {
 				continue; // not URI-encoded: ignored
 			}
+			if (!byKey.has(key))
+				byKey.set(key, []);
+			if (!byKey.get(key).includes(value))
+				byKey.get(key).push(value);
 		}
-		return Array.from(byKey, function ([key, value]) {
-			return { key: key, value: value };
+		return Array.from(byKey, function ([key, values]) {
+			return { key: key, values: values };
 		});
 	}
 
@@ -310,12 +337,14 @@
 			})
 			.map(function (f) {
 				const k = keyId(f.key);
-				return { k: k, v: f.value === null ? -1 : valueId(k, f.value) };
+				return { k: k, vs: new Set(f.values.map(function (v) {
+					return v === null ? -1 : valueId(k, v);
+				})) };
 			});
 		for (let s = 0; s < sets.length; s++) {
 			let ok = true;
 			for (const f of fs)
-				if (valueOf(sets[s], f.k) !== f.v) {
+				if (!f.vs.has(valueOf(sets[s], f.k))) {
 					ok = false;
 					break;
 				}
@@ -686,43 +715,70 @@
 		});
 	}
 
-	/* Sets key to value (null: not set); the active value again removes the filter. */
-	function setFilter(key, value) {
+	function isActive(key, value) {
+		const cur = activeFilter(key);
+		return cur !== undefined && cur.values.includes(value);
+	}
+
+	/*
+	 * A click: only value of key (null: not set), or no filter on key when
+	 * it was the only one. add (Ctrl or Shift held, or the row's box): the
+	 * value joins the key's others, or leaves them.
+	 */
+	function setFilter(key, value, add) {
 		const cur = activeFilter(key);
 		const rest = filters.filter(function (f) {
 			return f.key !== key;
 		});
-		if (!cur || cur.value !== value)
-			rest.push({ key: key, value: value });
+		let values = [value];
+		if (add && cur)
+			values = cur.values.includes(value) ? cur.values.filter(function (v) {
+				return v !== value;
+			}) : cur.values.concat([value]);
+		else if (cur && cur.values.length === 1 && cur.values[0] === value)
+			values = [];
+		if (values.length)
+			rest.push({ key: key, values: values });
 		filters = rest;
 		applyFilters(true);
 	}
 
 	function labelRow(key, value, text, count, total, className, clickable) {
 		const tr = elem('tr', clickable ? 'label-row' : '');
-		const cur = activeFilter(key);
 		tr.dataset.samples = String(count);
 		const bar = elem('span', 'bar');
 		bar.style.width = (total ? (3 * count) / total : 0) + 'em';
 		const share = elem('td', 'share');
 		share.append(bar, elem('span', 'pct', fmtPct(count, total)));
 		const td = elem('td', 'value' + (className ? ' ' + className : ''), text);
-		tr.append(td, elem('td', 'samples', fmtInt(count)), share);
+		const pick = elem('td', 'pick');
+		tr.append(pick, td, elem('td', 'samples', fmtInt(count)), share);
 		if (!clickable)
 			return tr;
-		const active = cur !== undefined && cur.value === value;
+		const active = isActive(key, value);
 		if (active)
 			tr.classList.add('active');
+		/* the box adds the value to the key's others: several values of one key */
+		const box = elem('input');
+		box.type = 'checkbox';
+		box.checked = active;
+		box.title = 'Also show this value (Ctrl-click a row does the same)';
+		box.setAttribute('aria-label', 'Also show ' + key + ' ' + text);
+		box.addEventListener('click', function (ev) {
+			ev.stopPropagation();
+			setFilter(key, value, true);
+		});
+		pick.append(box);
 		tr.tabIndex = 0;
 		tr.setAttribute('role', 'button');
 		tr.setAttribute('aria-pressed', String(active));
-		tr.addEventListener('click', function () {
-			setFilter(key, value);
+		tr.addEventListener('click', function (ev) {
+			setFilter(key, value, ev.ctrlKey || ev.metaKey || ev.shiftKey);
 		});
 		tr.addEventListener('keydown', function (ev) {
 			if (ev.key === 'Enter' || ev.key === ' ') {
 				ev.preventDefault();
-				setFilter(key, value);
+				setFilter(key, value, ev.ctrlKey || ev.metaKey || ev.shiftKey);
 			}
 		});
 		return tr;
@@ -758,15 +814,15 @@
 
 	/*
 	 * The TOP_VALUES values with the most samples, most first (and the
-	 * value of the active filter, text active, wherever it ranks): with a
+	 * values of the active filter, texts active, wherever they rank): with a
 	 * short sorted list, as keys like request ids have a value per sample.
 	 */
 	function topValues(byValue, active) {
 		const top = [];
-		let extra = null;
+		const extra = [];
 		for (const e of byValue) {
-			if (active !== null && str(e[0]) === active)
-				extra = e;
+			if (active.includes(str(e[0])))
+				extra.push(e);
 			if (top.length === TOP_VALUES && e[1] <= top[TOP_VALUES - 1][1])
 				continue;
 			let i = top.length;
@@ -778,9 +834,19 @@
 		top.sort(function (a, b) {
 			return b[1] - a[1] || cmpText(str(a[0]), str(b[0]));
 		});
-		if (extra && !top.includes(extra))
-			top.push(extra);
+		for (const e of extra)
+			if (!top.includes(e))
+				top.push(e);
 		return top;
+	}
+
+	/*
+	 * Whether a key's table is open: what the user chose, else open but for
+	 * folded keys and the process context's, which say little per value.
+	 */
+	const openKeys = new Map();
+	function isOpen(k) {
+		return openKeys.has(k) ? openKeys.get(k) : !keyRank(k) || !!activeFilter(str(k));
 	}
 
 	/* Per key, the samples of each value among those that pass the other keys' filters. */
@@ -807,7 +873,7 @@
 					byValue.set(v, (byValue.get(v) || 0) + c);
 			}
 			const cur = activeFilter(key);
-			const top = topValues(byValue, cur ? cur.value : null);
+			const top = topValues(byValue, cur ? cur.values : []);
 			const expanded = expandedKeys.has(key) && top.length < byValue.size;
 			const values = !expanded ? top : Array.from(byValue).sort(function (a, b) {
 				return b[1] - a[1] || cmpText(str(a[0]), str(b[0]));
@@ -816,9 +882,27 @@
 			const h = elem('h3');
 			const n = byValue.size + (byValue.size === 1 ? ' value, ' : ' values, ');
 			const of = elem('span', 'of', '  ' + n + fmtInt(total) + ' samples');
-			h.append(elem('span', 'key', key), of);
+			const open = isOpen(k);
+			const fold = elem('button', 'fold', open ? '▾' : '▸');
+			fold.type = 'button';
+			fold.title = open ? 'Collapse' : 'Expand';
+			fold.setAttribute('aria-expanded', String(open));
+			fold.setAttribute('aria-label', (open ? 'Collapse ' : 'Expand ') + key);
+			fold.addEventListener('click', function () {
+				openKeys.set(k, !open);
+				drawLabelTables();
+			});
+			h.append(fold, elem('span', 'key', key), of);
+			if (processKeys.has(k))
+				h.append(elem('span', 'of', '  (describes a process)'));
+			if (!open) {
+				section.classList.add('collapsed');
+				section.append(h);
+				parts.push(section);
+				continue;
+			}
 			const head = elem('tr');
-			head.append(elem('th', '', 'value'), elem('th', 'num', 'samples'));
+			head.append(elem('th', 'pick', ''), elem('th', '', 'value'), elem('th', 'num', 'samples'));
 			head.append(elem('th', 'share', 'share'));
 			const thead = elem('thead');
 			thead.append(head);
@@ -836,7 +920,7 @@
 			else if (expanded)
 				body.append(moreRow(key, 'fold the ' + restCount + ' values past the top ' +
 					TOP_VALUES, rest, total, false));
-			if (unset || (cur && cur.value === null)) {
+			if (unset || isActive(key, null)) {
 				const row = labelRow(key, null, UNSET, unset, total, 'unset', true);
 				body.append(row);
 			}
@@ -852,14 +936,20 @@
 
 	function drawFilterBar() {
 		const chips = filters.map(function (f) {
-			const text = f.key + (f.value === null ? ' not set' : ' = ' + f.value);
+			const text = f.key + (f.values.length === 1 && f.values[0] === null ? ' not set'
+				: ' = ' + f.values.map(function (v) {
+					return v === null ? UNSET : v;
+				}).join(' or '));
 			const chip = elem('span', 'chip', text);
 			const x = elem('button', '', '×');
 			x.type = 'button';
 			x.title = 'Remove this filter';
 			x.setAttribute('aria-label', 'Remove the filter on ' + f.key);
 			x.addEventListener('click', function () {
-				setFilter(f.key, f.value);
+				filters = filters.filter(function (g) {
+					return g !== f;
+				});
+				applyFilters(true);
 			});
 			chip.append(x);
 			return chip;
@@ -879,6 +969,156 @@
 			: 'Showing all ' + fmtInt(shown) + ' samples';
 	}
 
+	/* ---- function table ------------------------------------------------------ */
+
+	const TOP_FUNCTIONS = 30; // rows of the table
+	const TOP_NEIGHBOURS = 10; // callers and callees of the chosen function
+	let fnSort = 'total';
+	let fnChosen = null; // a frame
+
+	/*
+	 * Per function frame, over the samples shown: self (the leaf), total (in
+	 * the stack, once however often it recurses), callers and callees (each
+	 * counted once per stack).
+	 */
+	function functionStats() {
+		const stats = new Map();
+		function statOf(f) {
+			let st = stats.get(f);
+			if (!st) {
+				st = { frame: f, self: 0, total: 0, callers: new Map(), callees: new Map() };
+				stats.set(f, st);
+			}
+			return st;
+		}
+		for (let p = 0; p < paths.length; p++) {
+			const c = tree.counts[p];
+			const path = paths[p];
+			if (!c || !path.stack.length)
+				continue;
+			const len = 1 + path.stack.length;
+			const seen = new Set();
+			const pairs = new Set();
+			for (let d = 1; d < len; d++) {
+				const f = frameAt(path, d);
+				const st = statOf(f);
+				if (!seen.has(f)) {
+					seen.add(f);
+					st.total += c;
+				}
+				if (d === len - 1)
+					st.self += c;
+				const caller = frameAt(path, d - 1);
+				if (!pairs.has(caller.id + ',' + f.id)) {
+					pairs.add(caller.id + ',' + f.id);
+					st.callers.set(caller, (st.callers.get(caller) || 0) + c);
+					if (caller.kind !== KIND_PROCESS)
+						statOf(caller).callees.set(f, (statOf(caller).callees.get(f) || 0) + c);
+				}
+			}
+		}
+		return stats;
+	}
+
+	function fnCmp(a, b) {
+		if (fnSort === 'name')
+			return cmpText(a.frame.name, b.frame.name) || b.total - a.total;
+		return b[fnSort] - a[fnSort] || cmpText(a.frame.name, b.frame.name);
+	}
+
+	function fnRow(f, cells, className) {
+		const tr = elem('tr', 'fn-row' + (className ? ' ' + className : ''));
+		const name = elem('td', 'fn k-' + KIND_NAMES[f.kind], f.name);
+		name.title = f.module ? f.name + ' (' + f.module + ')' : f.name;
+		tr.append(name, ...cells);
+		tr.tabIndex = 0;
+		tr.setAttribute('role', 'button');
+		function choose() {
+			fnChosen = fnChosen === f ? null : f;
+			drawFunctions();
+		}
+		tr.addEventListener('click', choose);
+		tr.addEventListener('keydown', function (ev) {
+			if (ev.key === 'Enter' || ev.key === ' ') {
+				ev.preventDefault();
+				choose();
+			}
+		});
+		return tr;
+	}
+
+	function neighbours(title, byFrame, total) {
+		const table = elem('table', 'fn-table neighbours');
+		const cap = elem('caption', '', title);
+		const head = elem('tr');
+		head.append(elem('th', '', 'function'), elem('th', 'num', 'samples'),
+			elem('th', 'share', 'share'));
+		const body = elem('tbody');
+		const rows = Array.from(byFrame).sort(function (a, b) {
+			return b[1] - a[1] || cmpText(a[0].name, b[0].name);
+		});
+		for (const [f, c] of rows.slice(0, TOP_NEIGHBOURS)) {
+			const tr = f.kind === KIND_PROCESS ? elem('tr') : fnRow(f, [], '');
+			if (f.kind === KIND_PROCESS)
+				tr.append(elem('td', 'fn k-process', f.name));
+			tr.append(elem('td', 'samples', fmtInt(c)), elem('td', 'pct', fmtPct(c, total)));
+			body.append(tr);
+		}
+		if (!rows.length) {
+			const none = elem('tr', 'empty');
+			none.append(elem('td', '', 'none'));
+			body.append(none);
+		}
+		table.append(cap, elem('thead'), body);
+		table.tHead.append(head);
+		return table;
+	}
+
+	function drawFunctions() {
+		const stats = functionStats();
+		const all = Array.from(stats.values()).sort(fnCmp);
+		const shown = tree.value[0];
+		const table = elem('table', 'fn-table');
+		const head = elem('tr');
+		for (const [col, text, cls] of [['name', 'function', ''], ['self', 'self', 'num'],
+			['total', 'total', 'num']]) {
+			const th = elem('th', cls + (fnSort === col ? ' sorted' : ''), text);
+			th.dataset.sort = col;
+			th.tabIndex = 0;
+			th.title = 'Sort by ' + text;
+			th.addEventListener('click', function () {
+				fnSort = col;
+				drawFunctions();
+			});
+			head.append(th);
+		}
+		const body = elem('tbody');
+		for (const st of all.slice(0, TOP_FUNCTIONS)) {
+			const tr = fnRow(st.frame, [
+				elem('td', 'self', fmtInt(st.self) + ' (' + fmtPct(st.self, shown) + ')'),
+				elem('td', 'total', fmtInt(st.total) + ' (' + fmtPct(st.total, shown) + ')'),
+			], st.frame === fnChosen ? 'active' : '');
+			tr.dataset.self = String(st.self);
+			tr.dataset.total = String(st.total);
+			body.append(tr);
+		}
+		table.append(elem('thead'), body);
+		table.tHead.append(head);
+		const parts = [table];
+		if (all.length > TOP_FUNCTIONS)
+			parts.push(elem('p', 'hint', (all.length - TOP_FUNCTIONS) + ' more functions'));
+		const chosen = fnChosen && stats.get(fnChosen);
+		if (chosen) {
+			const box = elem('div', 'fn-detail');
+			box.id = 'fn-detail';
+			box.append(elem('h3', '', chosen.frame.name),
+				neighbours('Callers', chosen.callers, chosen.total),
+				neighbours('Callees', chosen.callees, chosen.total));
+			parts.push(box);
+		}
+		byId('functions').replaceChildren(...parts);
+	}
+
 	function applyFilters(toHash) {
 		if (toHash) {
 			const h = filterToHash(filters);
@@ -890,6 +1130,7 @@
 		drawFilterBar();
 		drawLabelTables();
 		drawShown();
+		drawFunctions();
 		render();
 	}
 
