@@ -637,8 +637,8 @@ static void held_at_exit(bool room_at_exit, const char *logged)
 
 static void test_write_failure_at_exit(void **state)
 {
-	held_at_exit(true, "1 intervals not delivered at exit: kept in the spool for the next");
-	held_at_exit(false, "1 intervals not delivered at exit: lost (/tmp/test_agent_export.");
+	held_at_exit(true, "1 interval not delivered at exit: kept in the spool for the next");
+	held_at_exit(false, "1 interval not delivered at exit: lost (/tmp/test_agent_export.");
 }
 
 int main(void)
