@@ -1,0 +1,74 @@
+"""Python frames and labels against ground truth (docs/design.md section 11):
+tests/workloads/python/pyburn.py burns CPU in burn_N only under the label
+set=N, on threads or in asyncio tasks, at the bottom of nested calls made
+from the module's top level. On Debian's python3.11 and pyenv's 3.12 and
+3.13 (those present): the innermost Python frame of a burn sample names a
+burn function, its labels are its set, and its Python frames reach the top
+of its thread (<module>, or threading's Thread._bootstrap)."""
+
+import os
+import pathlib
+import re
+
+import pytest
+
+from conftest import OUTPUT, REPO, count, measure, record
+
+DURATION = 4
+INNERMOST_MIN = 0.95
+LABELS_MIN = 0.99
+TOP_MIN = 0.90
+SCRIPT = REPO / "tests/workloads/python/pyburn.py"
+
+
+def pyenv_python(minor):
+    root = pathlib.Path(os.environ.get("PYENV_ROOT", "/root/.pyenv")) / "versions"
+    found = sorted(root.glob(f"3.{minor}.*/bin/python3.{minor}")) if root.is_dir() else []
+    return str(found[-1]) if found else None
+
+
+INTERPRETERS = {"debian-3.11": "/usr/bin/python3.11", "pyenv-3.12": pyenv_python(12),
+                "pyenv-3.13": pyenv_python(13)}
+
+
+def python_frames(sample):
+    return [f for f in sample["frames"] if f.get("kind") == "python"]
+
+
+@pytest.mark.parametrize("mode", ["threads", "asyncio"])
+@pytest.mark.parametrize("name", sorted(INTERPRETERS))
+def test_python(tmp_path, request, name, mode):
+    python = INTERPRETERS[name]
+    if not python or not os.access(python, os.X_OK):
+        pytest.skip(f"no {name} interpreter")
+    lib = OUTPUT / "lib/libcustomlabels.so"
+    assert lib.is_file(), f"{lib} is missing: make test-build"
+    env_args = ["env", f"CUSTOMLABELS_LIB={lib}", f"CUSTOMLABELS_PATH={REPO / 'python'}"]
+    rec = record(tmp_path, "--", *env_args, python, SCRIPT, mode, DURATION,
+                 timeout=DURATION + 120)
+    samples = [s for s in rec.profile.samples if s["comm"].startswith("python")]
+    burn = innermost = labelled = top = 0
+    for s in samples:
+        py = python_frames(s)
+        names = [f.get("function") or "" for f in py]
+        if not any(re.fullmatch(r"burn_\d", n) for n in names):
+            continue
+        n = s["count"]
+        burn += n
+        first = next(x for x in names if x in ("spin", "<lambda>", "<genexpr>")
+                     or re.fullmatch(r"burn_\d", x) or x == "nest")
+        fn = next(x for x in names if re.fullmatch(r"burn_\d", x))
+        # the innermost Python frame runs the burn (spin, under burn_N)
+        if first in ("spin", "<lambda>", "<genexpr>") or first == fn:
+            innermost += n
+        if (s.get("labels") or {}) == {"set": fn[-1]}:
+            labelled += n
+        # the outermost frame of its thread: the script's top level, or threading's
+        if names[-1] in ("<module>", "Thread._bootstrap", "_bootstrap"):
+            top += n
+    assert burn > 100, f"{burn} burn samples of {count(samples)}: {rec.describe()}"
+    measure(request, f"{name} {mode}: {burn} burn samples, innermost {innermost / burn:.1%}, "
+            f"labels {labelled / burn:.1%}, reach <module> {top / burn:.1%}")
+    assert innermost / burn >= INNERMOST_MIN
+    assert labelled / burn >= LABELS_MIN
+    assert top / burn >= TOP_MIN
