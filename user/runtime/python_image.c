@@ -7,7 +7,7 @@
  * version (Include/internal/pycore_runtime.h, pycore_interp.h,
  * pycore_frame.h, cpython/pystate.h, cpython/code.h, cpython/unicodeobject.h;
  * 3.10: cpython/frameobject.h), for x86-64 and aarch64 (LP64), checked
- * against the interpreters by tests/unit/test_python.c.
+ * against the interpreters by tests/unit/test_python.c and tests/e2e/test_python.py.
  */
 #include <errno.h>
 #include <fcntl.h>
