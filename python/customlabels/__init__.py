@@ -89,11 +89,20 @@ def _prepared(pairs):
         return s
 
 
+# (labels before, labels added) -> labels after: a block entered again merges nothing
+_merged = {}
+
+
 def _merge(base, kw):
+    key = (base, tuple(kw.items()))
+    pairs = _merged.get(key)
+    if pairs is not None:
+        return pairs
     d = dict(base)
     for k, v in kw.items():
         d[_encode(k)] = _encode(v)
-    return tuple(sorted(d.items()))
+    pairs = _merged[key] = tuple(sorted(d.items()))
+    return pairs
 
 
 def current():
