@@ -4,15 +4,19 @@ set=N, on threads or in asyncio tasks, at the bottom of nested calls made
 from the module's top level. On Debian's python3.11 and pyenv's 3.12 and
 3.13 (those present): the innermost Python frame of a burn sample names a
 burn function, its labels are its set, and its Python frames reach the top
-of its thread (<module>, or threading's Thread._bootstrap)."""
+of its thread (<module>, or threading's Thread._bootstrap). labelprof
+inspect of the running workload names the interpreter and its threads."""
 
 import os
+import json
 import pathlib
 import re
+import subprocess
+import time
 
 import pytest
 
-from conftest import OUTPUT, REPO, count, measure, record
+from conftest import LABELPROF, OUTPUT, REPO, count, measure, record, started
 
 DURATION = 4
 INNERMOST_MIN = 0.95
@@ -31,6 +35,12 @@ INTERPRETERS = {"debian-3.11": "/usr/bin/python3.11", "pyenv-3.12": pyenv_python
                 "pyenv-3.13": pyenv_python(13)}
 
 
+def workload_env(python):
+    lib = OUTPUT / "lib/libcustomlabels.so"
+    assert lib.is_file(), f"{lib} is missing: make test-build"
+    return ["env", f"CUSTOMLABELS_LIB={lib}", f"CUSTOMLABELS_PATH={REPO / 'python'}"]
+
+
 def python_frames(sample):
     return [f for f in sample["frames"] if f.get("kind") == "python"]
 
@@ -41,10 +51,7 @@ def test_python(tmp_path, request, name, mode):
     python = INTERPRETERS[name]
     if not python or not os.access(python, os.X_OK):
         pytest.skip(f"no {name} interpreter")
-    lib = OUTPUT / "lib/libcustomlabels.so"
-    assert lib.is_file(), f"{lib} is missing: make test-build"
-    env_args = ["env", f"CUSTOMLABELS_LIB={lib}", f"CUSTOMLABELS_PATH={REPO / 'python'}"]
-    rec = record(tmp_path, "--", *env_args, python, SCRIPT, mode, DURATION,
+    rec = record(tmp_path, "--", *workload_env(python), python, SCRIPT, mode, DURATION,
                  timeout=DURATION + 120)
     samples = [s for s in rec.profile.samples if s["comm"].startswith("python")]
     burn = innermost = labelled = top = 0
@@ -72,3 +79,33 @@ def test_python(tmp_path, request, name, mode):
     assert innermost / burn >= INNERMOST_MIN
     assert labelled / burn >= LABELS_MIN
     assert top / burn >= TOP_MIN
+
+
+def inspect(*args):
+    return subprocess.run([str(LABELPROF), "inspect", *map(str, args)],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("name", sorted(INTERPRETERS))
+def test_inspect_python(name):
+    python = INTERPRETERS[name]
+    if not python or not os.access(python, os.X_OK):
+        pytest.skip(f"no {name} interpreter")
+    minor = int(re.search(r"3\.(\d+)$", python).group(1))
+    with started([*workload_env(python), python, SCRIPT, "threads", 8]) as wl:
+        # the workers start after the ready line
+        for _ in range(50):
+            js = inspect("--json", wl.pid)
+            if (json.loads(js.stdout).get("python") or {}).get("thread_states", 0) >= 2:
+                break
+            time.sleep(0.1)
+        proc = inspect(wl.pid)
+    assert proc.returncode == 0 and js.returncode == 0, proc.stderr + js.stderr
+    # _Py_DebugOffsets is there from 3.13 on; older versions by the built-in table
+    offsets = "_Py_DebugOffsets" if minor >= 13 else "built-in table"
+    assert re.search(rf"^  Python 3\.{minor}: /\S+, offsets from {offsets}$", proc.stdout,
+                     re.M), proc.stdout
+    py = json.loads(js.stdout)["python"]
+    assert py["version"] == f"3.{minor}" and py["offsets"] == offsets, py
+    # the main thread and the workers
+    assert py["thread_states"] >= 2 and wl.pid in py["threads"], py

@@ -80,7 +80,7 @@ static int check_interpreter(const char *python)
 	assert_true(read(out[0], buf, sizeof(buf)) > 0);
 	close(out[0]);
 	assert_int_equal(maps__read(pid, 0, &maps), 0);
-	assert_int_equal(py_image__find(pid, maps, &img, &bias, err, sizeof(err)), 0);
+	assert_int_equal(py_image__find(pid, maps, &img, &bias, NULL, err, sizeof(err)), 0);
 	maps__free(maps);
 	print_message("%s: Python %u.%u, offsets: %s\n", python, img.version >> 8,
 		      img.version & 0xff, img.source);

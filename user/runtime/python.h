@@ -16,6 +16,7 @@
 
 struct elf_file;
 struct maps;
+struct maps_entry;
 
 /* The offsets userspace reads code objects and strings by. */
 struct py_code_offsets {
@@ -52,11 +53,12 @@ int py_image__inspect(struct elf_file *ef, const char *path, struct py_image *im
 		      size_t err_len);
 
 /*
- * The interpreter mapped by pid (maps), its image in *img and its load bias;
- * 0, -ENOENT when none, -ENOTSUP (reason in err), -errno.
+ * The interpreter mapped by pid (maps), its image in *img, its load bias and,
+ * if file is not NULL, its first mapping (in maps); 0, -ENOENT when none,
+ * -ENOTSUP (reason in err), -errno.
  */
 int py_image__find(pid_t pid, const struct maps *maps, struct py_image *img, __u64 *bias,
-		   char *err, size_t err_len);
+		   const struct maps_entry **file, char *err, size_t err_len);
 
 /* Reads size bytes of pid's memory at addr: 0 or -errno. */
 int py_read(pid_t pid, __u64 addr, void *buf, size_t size);

@@ -285,7 +285,7 @@ static int load_bias(struct elf_file *ef, const struct maps_entry *e, __u64 *bia
 }
 
 int py_image__find(pid_t pid, const struct maps *maps, struct py_image *img, __u64 *bias,
-		   char *err, size_t err_len)
+		   const struct maps_entry **file, char *err, size_t err_len)
 {
 	const struct maps_entry *e, *prev = NULL;
 	int ret = -ENOENT, r;
@@ -313,6 +313,8 @@ int py_image__find(pid_t pid, const struct maps *maps, struct py_image *img, __u
 		if (ef)
 			elf_file__close(ef);
 		close(fd);
+		if (!r && file)
+			*file = e;
 		if (!r)
 			return 0;
 		if (r != -ENOENT)

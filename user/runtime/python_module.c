@@ -86,7 +86,7 @@ static int py_inspect(void *mod, void *state, struct proc_view *v, struct lp_rec
 
 	/* the same image with the same code: what was found still holds */
 	if (p->seq != v->exec_seq + 1 || p->vm != v->exec_vm || !v->exec_vm) {
-		ret = py_image__find(v->pid, v->maps, &p->img, &p->bias, err, sizeof(err));
+		ret = py_image__find(v->pid, v->maps, &p->img, &p->bias, NULL, err, sizeof(err));
 		p->found = !ret;
 		p->seq = v->exec_seq + 1;
 		p->vm = v->exec_vm;
