@@ -4,7 +4,8 @@ set=N, on threads or in asyncio tasks, at the bottom of nested calls made
 from the module's top level. On Debian's python3.11 and pyenv's 3.12 and
 3.13 (those present): the innermost Python frame of a burn sample names a
 burn function, its labels are its set, and its Python frames reach the top
-of its thread (<module>, or threading's Thread._bootstrap). labelprof
+of its thread (<module>, or threading's Thread._bootstrap), and record -v
+counts the walks. labelprof
 inspect of the running workload names the interpreter and its threads."""
 
 import os
@@ -51,7 +52,7 @@ def test_python(tmp_path, request, name, mode):
     python = INTERPRETERS[name]
     if not python or not os.access(python, os.X_OK):
         pytest.skip(f"no {name} interpreter")
-    rec = record(tmp_path, "--", *workload_env(python), python, SCRIPT, mode, DURATION,
+    rec = record(tmp_path, "-v", "--", *workload_env(python), python, SCRIPT, mode, DURATION,
                  timeout=DURATION + 120)
     samples = [s for s in rec.profile.samples if s["comm"].startswith("python")]
     burn = innermost = labelled = top = 0
@@ -74,6 +75,9 @@ def test_python(tmp_path, request, name, mode):
         if names[-1] in ("<module>", "Thread._bootstrap", "_bootstrap"):
             top += n
     assert burn > 100, f"{burn} burn samples of {count(samples)}: {rec.describe()}"
+    # the BPF walk's own counters, as -v prints them
+    walks = re.search(r"^labelprof: Python: (\d+) walks, (\d+) frames", rec.stderr, re.M)
+    assert walks and int(walks[1]) > 0 and int(walks[2]) > 0, rec.stderr
     measure(request, f"{name} {mode}: {burn} burn samples, innermost {innermost / burn:.1%}, "
             f"labels {labelled / burn:.1%}, reach <module> {top / burn:.1%}")
     assert innermost / burn >= INNERMOST_MIN
