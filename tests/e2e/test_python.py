@@ -1,12 +1,12 @@
 """Python frames and labels against ground truth (docs/design.md section 11):
 tests/workloads/python/pyburn.py burns CPU in burn_N only under the label
 set=N, on threads or in asyncio tasks, at the bottom of nested calls made
-from the module's top level. On Debian's python3.11 and pyenv's 3.12 and
-3.13 (those present): the innermost Python frame of a burn sample names a
-burn function, its labels are its set, and its Python frames reach the top
-of its thread (<module>, or threading's Thread._bootstrap), and record -v
-counts the walks. labelprof
-inspect of the running workload names the interpreter and its threads."""
+from the module's top level. On Debian's python3.11 (also run from a
+virtualenv) and pyenv's 3.12 and 3.13 (those present): the innermost Python
+frame of a burn sample names a burn function, its labels are its set, its
+Python frames reach the top of its thread (<module>, or threading's
+Thread._bootstrap), and record -v counts the walks. labelprof inspect of the
+running workload names the interpreter and its threads."""
 
 import os
 import json
@@ -33,7 +33,23 @@ def pyenv_python(minor):
 
 
 INTERPRETERS = {"debian-3.11": "/usr/bin/python3.11", "pyenv-3.12": pyenv_python(12),
-                "pyenv-3.13": pyenv_python(13)}
+                "pyenv-3.13": pyenv_python(13), "venv-3.11": "/usr/bin/python3.11"}
+
+
+def interpreter(name, tmp_path):
+    """The python of name; a virtualenv's is made in tmp_path (its bin/python3.11 a
+    link to the base interpreter, run under the virtualenv's name and prefix)."""
+    python = INTERPRETERS[name]
+    if not python or not os.access(python, os.X_OK):
+        pytest.skip(f"no {name} interpreter")
+    if not name.startswith("venv-"):
+        return python
+    venv = tmp_path / "venv"
+    made = subprocess.run([python, "-m", "venv", "--without-pip", str(venv)],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    if made.returncode:
+        pytest.skip(f"{python} -m venv: {made.stderr.strip()}")
+    return str(venv / "bin" / pathlib.Path(python).name)
 
 
 def workload_env(python):
@@ -49,9 +65,7 @@ def python_frames(sample):
 @pytest.mark.parametrize("mode", ["threads", "asyncio"])
 @pytest.mark.parametrize("name", sorted(INTERPRETERS))
 def test_python(tmp_path, request, name, mode):
-    python = INTERPRETERS[name]
-    if not python or not os.access(python, os.X_OK):
-        pytest.skip(f"no {name} interpreter")
+    python = interpreter(name, tmp_path)
     rec = record(tmp_path, "-v", "--", *workload_env(python), python, SCRIPT, mode, DURATION,
                  timeout=DURATION + 120)
     samples = [s for s in rec.profile.samples if s["comm"].startswith("python")]
@@ -91,10 +105,8 @@ def inspect(*args):
 
 
 @pytest.mark.parametrize("name", sorted(INTERPRETERS))
-def test_inspect_python(name):
-    python = INTERPRETERS[name]
-    if not python or not os.access(python, os.X_OK):
-        pytest.skip(f"no {name} interpreter")
+def test_inspect_python(tmp_path, name):
+    python = interpreter(name, tmp_path)
     minor = int(re.search(r"3\.(\d+)$", python).group(1))
     with started([*workload_env(python), python, SCRIPT, "threads", 8]) as wl:
         # the workers start after the ready line
