@@ -8,8 +8,8 @@ Python frames reach the top of its thread (<module>, or threading's
 Thread._bootstrap), and record -v counts the walks. labelprof inspect of the
 running workload names the interpreter and its threads."""
 
-import os
 import json
+import os
 import pathlib
 import re
 import subprocess
