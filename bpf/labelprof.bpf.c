@@ -8,6 +8,7 @@
  *   filter.bpf.h         which processes are sampled
  *   stack_fp.bpf.h       a user stack by its frame records
  *   stack_cfi.bpf.h      a user stack by the CFI rows of userspace's unwind tables
+ *   stack_python.bpf.h   the Python frames of a thread, after its native ones
  *   labels.bpf.h         a thread's label set: its process's recipe, then each source
  *   labels_custom.bpf.h  custom labels
  *   labels_otel.bpf.h    the OpenTelemetry thread context
@@ -31,6 +32,7 @@
 #include "filter.bpf.h"
 #include "stack_fp.bpf.h"
 #include "stack_cfi.bpf.h"
+#include "stack_python.bpf.h"
 #include "labels.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -172,6 +174,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			}
 		}
 		r = sample_recipe(task, false, flags, sc, s, c);
+		if (r && r->py.interp_head && user_stacks)
+			walk_python(task, &r->py, sc, s, &off);
 		if (!read_labels)
 			s->status |= LP_ST_LABELS_OFF;
 		else if (r)

@@ -103,6 +103,52 @@ enum lp_recipe_flags {
 	LP_RECIPE_QUIET = 1 << 0,
 };
 
+/*
+ * CPython frames (docs/design.md section 11): how the walk finds the sampled
+ * thread's PyThreadState and reads its frame chain, per interpreter version
+ * (user/runtime/python_offsets.c).
+ */
+enum lp_py_flags {
+	LP_PY_NATIVE_TID = 1 << 0,   /* tstate_id is native_thread_id (3.11+); else pthread_self */
+	LP_PY_CFRAME = 1 << 1,	     /* tstate_frame is tstate->cframe, then ->current_frame */
+	LP_PY_FRAME_OBJECT = 1 << 2, /* 3.10: PyFrameObjects, frame_instr the int f_lasti */
+	LP_PY_IS_ENTRY = 1 << 3,     /* 3.11: the byte at frame_mark marks an eval's first frame */
+	LP_PY_SHIM = 1 << 4,	     /* 3.12+: owner (frame_mark) 3 is an eval's entry shim */
+};
+#define LP_PY_OWNED_BY_CSTACK 3
+
+struct lp_py_ref {
+	__u64 interp_head; /* the address of _PyRuntime.interpreters.head; 0: not Python */
+	__u32 flags;	   /* enum lp_py_flags */
+	__u16 threads_head; /* PyInterpreterState: its first thread state */
+	__u16 tstate_next;
+	__u16 tstate_id;    /* the thread's id: native_thread_id or thread_id */
+	__u16 tstate_frame; /* frame (3.10), cframe (3.11, 3.12), current_frame (3.13) */
+	__u16 cframe_frame; /* _PyCFrame.current_frame */
+	__u16 tstate_read;  /* bytes of a thread state read at once (<= 256) */
+	__u16 frame_previous;
+	__u16 frame_code;  /* f_code, f_executable */
+	__u16 frame_instr; /* f_lasti, prev_instr or instr_ptr */
+	__u16 frame_mark;  /* is_entry (3.11), owner (3.12+) */
+	__u16 frame_read;  /* bytes of a frame read at once (<= 256) */
+	__u16 code_adaptive; /* co_code_adaptive: the bytecode, inside the code object */
+	__u16 pad[2];
+};
+
+/*
+ * A Python frame in a record's user stack, after the native frames: the
+ * code object, the index of its current instruction, and whether it is the
+ * first frame its _PyEval_EvalFrameDefault call ran (entry), where
+ * userspace puts the frames of that call into the native stack.
+ */
+#define LP_PY_TAG	  0xaull /* ip >> 60 */
+#define LP_PY_ENTRY	  (1ull << 59)
+#define LP_PY_INSTR_SHIFT 45
+#define LP_PY_INSTR_MAX	  0x3fffull
+#define LP_PY_CODE_MASK	  ((1ull << LP_PY_INSTR_SHIFT) - 1) /* code address >> 3 */
+#define LP_MAX_PY_FRAMES  96
+#define LP_PY_MAX_THREADS 256 /* thread states looked through for the sampled thread */
+
 /* Per-process recipe, value of the `recipes` map keyed by tgid. */
 struct lp_recipe {
 	__u32 form;  /* enum lp_label_form of the custom labels */
@@ -122,6 +168,7 @@ struct lp_recipe {
 	 */
 	__u64 exec_vm;
 	struct lp_go_ref go; /* Go pprof labels, read besides any custom labels */
+	struct lp_py_ref py; /* CPython frames */
 };
 
 /*
@@ -341,6 +388,15 @@ struct lp_unwind_counters {
 	__u64 truncated;  /* walks that stopped before the outermost frame */
 };
 
+/* Per-CPU counters of the Python walk, one PERCPU_ARRAY entry. */
+struct lp_py_counters {
+	__u64 walks;	  /* samples of a Python process walked */
+	__u64 frames;	  /* Python frames stored */
+	__u64 no_thread;  /* no thread state for the sampled thread (not a Python thread) */
+	__u64 faults;	  /* a thread state or frame could not be read */
+	__u64 truncated;  /* walks that stopped at LP_MAX_PY_FRAMES */
+};
+
 /* Filter modes (rodata). */
 enum lp_filter_mode {
 	LP_FILTER_ALL = 0,
@@ -351,7 +407,8 @@ enum lp_filter_mode {
 #ifndef __bpf__
 _Static_assert(sizeof(struct lp_tls_ref) == 48, "lp_tls_ref layout");
 _Static_assert(sizeof(struct lp_go_ref) == 32, "lp_go_ref layout");
-_Static_assert(sizeof(struct lp_recipe) == 152, "lp_recipe layout");
+_Static_assert(sizeof(struct lp_py_ref) == 40, "lp_py_ref layout");
+_Static_assert(sizeof(struct lp_recipe) == 192, "lp_recipe layout");
 _Static_assert(sizeof(struct lp_event_hdr) == 8, "lp_event_hdr layout");
 _Static_assert(sizeof(struct lp_sample) == 56, "lp_sample layout");
 _Static_assert(__builtin_offsetof(struct lp_sample, comm) == 40, "lp_sample layout");

@@ -151,6 +151,24 @@ struct {
 } unwind_counters SEC(".maps");
 
 /*
+ * The thread state each Python thread was last found at: checked by its id
+ * at every sample, looked for in its interpreter's list when stale.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} py_tstates SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lp_py_counters);
+} py_counters SEC(".maps");
+
+/*
  * After a change of recipes, or of execs for a tgid in recipes: no CPU keeps
  * a recipe from before.
  */

@@ -101,6 +101,22 @@ struct lp_cwalk {
 	__u64 sp0;     /* the interrupted stack pointer */
 };
 
+/* The state of a Python frame walk (walk_python). */
+#define PY_BUF_MASK 255
+struct lp_pywalk {
+	__u64 want;   /* the sampled thread's id, as its thread state holds it */
+	__u64 tstate; /* the thread state looked at */
+	__u64 frame;  /* the next frame */
+	__u32 n;      /* Python frames stored */
+	__u32 at;     /* where in rec they go */
+	__u32 room;   /* frames the record has room for */
+	__u32 fault;
+	__u32 found; /* the list walk found the thread's state (in buf) */
+	__u32 pad;
+	/* a thread state or a frame, as read; the slack keeps masked words inside */
+	__u8 buf[PY_BUF_MASK + 1 + sizeof(__u64)];
+};
+
 /*
  * The last recipe lookup of a CPU: consecutive samples mostly come from the
  * same process, whose recipe needs no hash lookups then.
@@ -158,6 +174,7 @@ struct lp_scratch {
 	struct lp_gowalk gw;
 	__u8 go_bucket[LP_GO_BUCKET_SIZE];
 	struct lp_cwalk cw;
+	struct lp_pywalk pw;
 };
 
 #define REC_MASK (LP_RECORD_MAX - 1)

@@ -585,6 +585,9 @@ def invented_frames(run):
         frames = user_frames(s)
         for i in range(1, len(funcs)):
             callee, caller = funcs[i - 1], funcs[i]
+            # Python frames stand where _PyEval_EvalFrameDefault ran them: no native step
+            if "python" in (frames[i].get("kind"), frames[i - 1].get("kind")):
+                continue
             total += s["count"]
             if (callee.key, caller.key) in seen or any(
                     named(callee, a) and named(caller, b) for a, b in known):

@@ -31,7 +31,7 @@ FUZZ_SRCS_fuzz_gopclntab := user/symbolize/gopclntab.c
 FUZZ_SRCS_fuzz_profile := user/format/fmt.c user/profile/profile.c user/profile/labelsel.c user/format/labelfold.c user/format/output.c user/format/output_folded.c user/format/output_json.c \
 	user/format/output_report.c user/format/output_pprof.c user/format/output_otlp.c user/format/output_otlp_dict.c user/format/output_otlp_json.c user/format/otlp.c user/format/output_html.c user/format/pb.c \
 	user/profile/symprof.c user/profile/symprof_build.c user/symbolize/symbols.c user/symbolize/files.c user/symbolize/symtab.c \
-	user/symbolize/linecache.c user/symbolize/perfmap.c user/symbolize/snapshot.c user/symbolize/kallsyms.c \
+	user/symbolize/interp.c user/symbolize/linecache.c user/symbolize/perfmap.c user/symbolize/snapshot.c user/symbolize/kallsyms.c \
 	user/symbolize/dwarf.c user/symbolize/demangle.c user/symbolize/gopclntab.c user/proc/maps.c user/proc/container.c user/proc/root.c user/lib/elf.c user/lib/msg.c user/lib/pairmap.c \
 	$(PROTO_FUZZ_OBJS)
 # The profile formats share one round-trip harness.

@@ -21,8 +21,10 @@
 #include "lib/elf.h"
 #include "proc/otel_ctx.h"
 #include "proc/root.h"
+#include "proc/maps.h"
 #include "proc/stat.h"
 #include "proc/tls.h"
+#include "runtime/python.h"
 
 struct inspect_env {
 	const char *target;
@@ -582,6 +584,66 @@ static void put_otel_process(pid_t pid, bool json)
 	otel_ctx__free(ctx);
 }
 
+/* The CPython interpreter the process runs, as record would find it, or why it cannot be read. */
+static void put_python(pid_t pid, bool json)
+{
+	__u64 tids[LP_PY_MAX_THREADS], bias = 0;
+	const struct maps_entry *file = NULL;
+	struct maps *maps = NULL;
+	struct py_image img;
+	char err[160] = "";
+	int ret, n = 0, i;
+
+	ret = maps__read(pid, 0, &maps);
+	if (!ret)
+		ret = py_image__find(pid, maps, &img, &bias, &file, err, sizeof(err));
+	if (!ret)
+		n = py_thread_states(pid, &img, bias, tids, ARRAY_SIZE(tids));
+	if (ret && !err[0] && ret != -ENOENT)
+		snprintf(err, sizeof(err), "%s", strerror(-ret));
+	if (json) {
+		fputs(",\"python\":", stdout);
+		if (ret == -ENOENT) {
+			fputs("null", stdout);
+		} else if (ret) {
+			fputs("{\"message\":", stdout);
+			put_str_json(err);
+			putchar('}');
+		} else {
+			printf("{\"message\":\"ok\",\"version\":\"%u.%u\",\"file\":", img.version >> 8,
+			       img.version & 0xff);
+			put_str_json(file->path);
+			printf(",\"offsets\":\"%s\",\"thread_states\":", img.source);
+			if (n < 0)
+				fputs("null", stdout);
+			else
+				printf("%d", n);
+			/* before 3.11 a thread state holds its pthread_t, not its tid */
+			printf(",\"thread_ids\":\"%s\",\"threads\":[",
+			       img.ref.flags & LP_PY_NATIVE_TID ? "tid" : "pthread_t");
+			for (i = 0; i < n; i++)
+				printf("%s%" PRIu64, i ? "," : "", (uint64_t)tids[i]);
+			fputs("]}", stdout);
+		}
+	} else if (ret && ret != -ENOENT) {
+		fmt__text_line(stdout, "  Python: not read: %s", err);
+	} else if (!ret) {
+		fmt__text_line(stdout, "  Python %u.%u: %s, offsets from %s", img.version >> 8,
+			       img.version & 0xff, file->path, img.source);
+		if (n < 0) {
+			printf("    thread states: not read: %s\n", strerror(-n));
+		} else {
+			printf("    thread states: %d%s", n,
+			       n ? (img.ref.flags & LP_PY_NATIVE_TID ? ", tids" : ", pthread_t")
+				 : "");
+			for (i = 0; i < n; i++)
+				printf(" %" PRIu64, (uint64_t)tids[i]);
+			putchar('\n');
+		}
+	}
+	maps__free(maps);
+}
+
 static int inspect_pid(const struct inspect_env *env)
 {
 	struct lp_recipe r;
@@ -656,6 +718,7 @@ static int inspect_pid(const struct inspect_env *env)
 		put_otel_process(env->pid, true);
 		fputs(",\"go\":", stdout);
 		put_str_json(diag.go[0] ? diag.go : NULL);
+		put_python(env->pid, true);
 		fputs("}\n", stdout);
 	} else {
 		fmt__text_line(stdout, "pid %d: %s: %s", env->pid, summary, diag.msg);
@@ -674,6 +737,7 @@ static int inspect_pid(const struct inspect_env *env)
 		}
 		if (diag.go[0])
 			fmt__text_line(stdout, "  go: %s", diag.go);
+		put_python(env->pid, false);
 	}
 	return 0;
 }
@@ -744,7 +808,10 @@ int cmd_inspect(int argc, char **argv)
 		       "not relocated yet) or error. Then the OpenTelemetry thread context "
 		       "(otel_thread_ctx_v1: where its TLS pointer is, or why it is not read) "
 		       "and process context (the OTEL_CTX mapping: its resource attributes, "
-		       "attribute key map and schema version, or why there is none).\n\n"
+		       "attribute key map and schema version, or why there is none). For a "
+		       "CPython process: its version, the interpreter file (python or "
+		       "libpython), where its offsets come from (_Py_DebugOffsets or the "
+		       "built-in table) and the thread states found.\n\n"
 		       "--system: the kernel features labelprof uses, each checked for real "
 		       "(the last checks load and attach the sampler and run the label "
 		       "reader on labelprof itself): yes, no or unchecked (a check needs "

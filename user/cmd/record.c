@@ -149,6 +149,7 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 	struct unwind_stats us;
 	struct symbolizer_stats ss;
 	struct registry_stats ps;
+	struct lp_py_counters py;
 
 	registry__stats(s->registry, &ps);
 	symbolizer__stats(s->symbolizer, &ss);
@@ -182,6 +183,14 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 			(unsigned long long)ps.resolves, msg__s(ps.resolves),
 			(unsigned long long)ps.retries, (unsigned long long)ps.errors,
 			(unsigned long long)ps.maps_reads, (unsigned long long)ss.maps_reads);
+	/* faults are shown as the label read faults are; the rest only on request */
+	if (!sampler__read_py_counters(s->sampler, &py) && (py.faults || (verbose && py.walks)))
+		fprintf(stderr,
+			"labelprof: Python: %llu walks, %llu frames, %llu samples of threads "
+			"without a thread state, %llu faults, %llu truncated at %u frames\n",
+			(unsigned long long)py.walks, (unsigned long long)py.frames,
+			(unsigned long long)py.no_thread, (unsigned long long)py.faults,
+			(unsigned long long)py.truncated, LP_MAX_PY_FRAMES);
 	if (verbose && s->unwind) {
 		unwind__stats(s->unwind, &us);
 		fprintf(stderr,

@@ -374,6 +374,11 @@ static int read_inlined(struct jp *p, size_t *n)
 	return r;
 }
 
+static bool sp_string_is_python(const unsigned char *s, size_t len)
+{
+	return len == 6 && !memcmp(s, "python", 6);
+}
+
 enum frame_key {
 	F_ADDRESS,
 	F_KERNEL,
@@ -386,6 +391,7 @@ enum frame_key {
 	F_FILE,
 	F_LINE,
 	F_INLINED,
+	F_KIND,
 	F_COUNT,
 };
 
@@ -394,7 +400,7 @@ static const char *const frame_keys[F_COUNT] = {
 	[F_FUNCTION] = "function", [F_SYMBOL] = "symbol", [F_OFFSET] = "offset",
 	[F_MODULE_OFFSET] = "module_offset",
 	[F_BUILD_ID] = "build_id", [F_FILE] = "file",	  [F_LINE] = "line",
-	[F_INLINED] = "inlined",
+	[F_INLINED] = "inlined",   [F_KIND] = "kind",
 };
 
 /*
@@ -459,6 +465,12 @@ static int read_frame(struct jp *p, __u32 *id)
 			break;
 		case F_INLINED:
 			r = read_inlined(p, &n);
+			break;
+		case F_KIND:
+			/* "python", or a kind this version does not know: native */
+			r = json__string(&p->j);
+			if (!r && sp_string_is_python(p->j.str, p->j.str_len))
+				loc.kind = SP_FRAME_PYTHON;
 			break;
 		default:
 			r = json__skip(&p->j);

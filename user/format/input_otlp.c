@@ -46,6 +46,7 @@ struct reader {
 	__u32 *strings, *mappings, *functions, *locations, *stacks;
 	struct attr *attrs;
 	bool *loc_kernel, *mapping_kernel;
+	bool *loc_python; /* profile.frame.type "cpython" */
 	/* scratch */
 	unsigned char *buf;
 	size_t buf_cap;
@@ -327,7 +328,7 @@ static __u32 build_id(struct reader *r, const otlp_mapping *m)
 }
 
 /*
- * Which locations are kernel frames: profile.frame.type says so, or without
+ * Which locations are kernel frames (or Python's): profile.frame.type says so, or without
  * it the mapping is the kernel's. A mapping is the kernel's if a kernel frame
  * is in it.
  */
@@ -343,11 +344,13 @@ static void kernel_flags(struct reader *r)
 
 		type = attr_string(r, l->attribute_indices, l->n_attribute_indices,
 				   OTLP_FRAME_TYPE);
-		if (type)
+		if (type) {
 			r->loc_kernel[i] = !strcmp(type, "kernel");
-		else
+			r->loc_python[i] = !strcmp(type, "cpython");
+		} else {
 			r->loc_kernel[i] =
 				m && !strcmp(str(r, m->filename_strindex), "[kernel.kallsyms]");
+		}
 		r->mapping_kernel[l->mapping_index] |= r->loc_kernel[i] && m;
 	}
 }
@@ -415,6 +418,7 @@ static __u32 location_id(struct reader *r, int32_t i)
 	loc = (struct sp_location){
 		.mapping = mapping_id(r, l->mapping_index),
 		.kernel = r->loc_kernel[i],
+		.kind = r->loc_python[i] ? SP_FRAME_PYTHON : SP_FRAME_NATIVE,
 		.address = l->address,
 		.module_offset = SP_UNKNOWN,
 		.function_offset = SP_UNKNOWN,
@@ -624,10 +628,11 @@ static int reader_tables(struct reader *r)
 	r->functions = calloc(d->n_function_table + 1, sizeof(*r->functions));
 	r->locations = calloc(d->n_location_table + 1, sizeof(*r->locations));
 	r->loc_kernel = calloc(d->n_location_table + 1, sizeof(*r->loc_kernel));
+	r->loc_python = calloc(d->n_location_table + 1, sizeof(*r->loc_python));
 	r->stacks = calloc(d->n_stack_table + 1, sizeof(*r->stacks));
 	r->attrs = calloc(d->n_attribute_table + 1, sizeof(*r->attrs));
 	if (!r->strings || !r->mappings || !r->mapping_kernel || !r->functions || !r->locations ||
-	    !r->loc_kernel || !r->stacks || !r->attrs)
+	    !r->loc_kernel || !r->loc_python || !r->stacks || !r->attrs)
 		return -ENOMEM;
 	return 0;
 }
@@ -640,6 +645,7 @@ static void reader_free(struct reader *r)
 	free(r->functions);
 	free(r->locations);
 	free(r->loc_kernel);
+	free(r->loc_python);
 	free(r->stacks);
 	free(r->attrs);
 	free(r->buf);

@@ -127,6 +127,8 @@ static int put_location(struct folded *w, __u32 id)
 		err = err ?: put_unknown(w, loc);
 		if (!err && loc->kernel)
 			err = put_str(w, "_[k]");
+		else if (!err && loc->kind == SP_FRAME_PYTHON)
+			err = put_str(w, "_[py]");
 		return err;
 	}
 	for (i = loc->line_count; i-- > 0 && !err;) {
@@ -141,6 +143,8 @@ static int put_location(struct folded *w, __u32 id)
 			err = put_unknown(w, loc);
 		if (!err && loc->kernel)
 			err = put_str(w, "_[k]");
+		else if (!err && loc->kind == SP_FRAME_PYTHON)
+			err = put_str(w, "_[py]");
 	}
 	return err;
 }

@@ -68,6 +68,9 @@ static void put_frame(FILE *f, const struct symprof *sp, __u32 location, bool fi
 	fprintf(f, "%s{\"address\":\"0x%" PRIx64 "\",\"kernel\":%s,\"module\":", first ? "" : ",",
 		(uint64_t)loc->address, loc->kernel ? "true" : "false");
 	put_string(f, sp, m->file);
+	/* native frames say nothing: only an interpreter's are told apart */
+	if (loc->kind == SP_FRAME_PYTHON)
+		fputs_unlocked(",\"kind\":\"python\"", f);
 	putc_unlocked(',', f);
 	put_position(f, sp, loc->line_count ? &lines[loc->line_count - 1] : NULL);
 	if (loc->function_offset != SP_UNKNOWN)

@@ -285,15 +285,17 @@ static __u32 function_index(struct writer *w, __u32 id)
 	return w->function_idx[id] = table_add(w, &w->tab[TAB_FUNCTION], MSG(pf));
 }
 
-static __u32 frame_type_attribute(struct writer *w, bool kernel)
+/* OpenTelemetry's profile.frame.type: kernel, native, or the interpreter's ("cpython"). */
+static __u32 frame_type_attribute(struct writer *w, const struct sp_location *l)
 {
-	const char *type = kernel ? "kernel" : "native";
+	unsigned int k = l->kernel ? 1 : l->kind == SP_FRAME_PYTHON ? 2 : 0;
+	static const char *const types[] = {"native", "kernel", "cpython"};
 
-	if (!w->frame_type[kernel])
-		w->frame_type[kernel] =
+	if (!w->frame_type[k])
+		w->frame_type[k] =
 			otlp_writer__attribute(w, otlp_writer__cstring(w, OTLP_FRAME_TYPE),
-					       otlp_writer__string_value(w, type, strlen(type)));
-	return w->frame_type[kernel];
+					       otlp_writer__string_value(w, types[k], strlen(types[k])));
+	return w->frame_type[k];
 }
 
 static __u32 location_index(struct writer *w, __u32 id)
@@ -309,7 +311,7 @@ static __u32 location_index(struct writer *w, __u32 id)
 		l->mapping || !l->kernel ? mapping_index(w, l->mapping) : kernel_mapping_index(w);
 	pl->address = l->address;
 	pl->attribute_indices =
-		one_index(w, frame_type_attribute(w, l->kernel), &pl->n_attribute_indices);
+		one_index(w, frame_type_attribute(w, l), &pl->n_attribute_indices);
 	pl->lines = otlp_writer__calloc(w, l->line_count, sizeof(*pl->lines));
 	for (i = 0; pl->lines && i < l->line_count; i++) {
 		const struct sp_line *sl = &w->sp->lines[l->first_line + i];

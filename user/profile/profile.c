@@ -14,6 +14,7 @@
 
 #include "lib/array.h"
 #include "lib/clock.h"
+#include "lib/compiler.h"
 #include "lib/hashmap.h"
 #include "profile/labelsel.h"
 #include "profile/profile.h"
@@ -75,6 +76,8 @@ struct profile {
 	size_t cap_scratch;
 	unsigned char *enc; /* a label set's canonical encoding being built */
 	size_t cap_enc;
+	/* a record's stacks with its runtime frames put in place (resolver.frames) */
+	__u64 ips[LP_MAX_STACK_DEPTH * 2 + LP_MAX_PY_FRAMES];
 	size_t bytes;
 	__u32 empty_lset, empty_stack;
 	struct profile_stats st;
@@ -541,6 +544,19 @@ int profile__add_sample(struct profile *p, const void *rec, size_t size)
 		if (!ip) {
 			sk.ulen = i;
 			break;
+		}
+	}
+	/* a runtime's frames, after the native ones (not an address: the top bits are set) */
+	if (p->resolver.frames && sk.ulen && sk.klen <= LP_MAX_STACK_DEPTH &&
+	    sk.ulen <= LP_MAX_STACK_DEPTH + LP_MAX_PY_FRAMES) {
+		__u64 last;
+
+		memcpy(&last, sk.ips + (sk.klen + sk.ulen - 1) * sizeof(last), sizeof(last));
+		if (last >> 60) {
+			memcpy(p->ips, sk.ips, (sk.klen + sk.ulen) * sizeof(__u64));
+			sk.ulen = p->resolver.frames(p->resolver.ctx, h.tgid, p->ips + sk.klen,
+						     sk.ulen, ARRAY_SIZE(p->ips) - sk.klen);
+			sk.ips = (const unsigned char *)p->ips;
 		}
 	}
 	err = lset_intern(p, p->scratch, n, enc_len, &k.lset);

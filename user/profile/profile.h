@@ -63,6 +63,12 @@ struct profile_resolver {
 	 * user stack (NULL, or 0 returned: the stack stays unsymbolized).
 	 */
 	__u32 (*snapshot)(void *ctx, __u32 pid);
+	/*
+	 * A user stack (n frames, room for cap) that ends with a runtime's
+	 * frames (their top bits set), rewritten in place: the new length.
+	 * NULL: such frames stay as they are.
+	 */
+	size_t (*frames)(void *ctx, __u32 pid, __u64 *ips, size_t n, size_t cap);
 	void *ctx;
 };
 

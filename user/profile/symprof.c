@@ -74,6 +74,7 @@ static __u64 hash_location(const struct sp_location *loc, const struct sp_line *
 
 	h = hash_fnv1a(h, &loc->mapping, sizeof(loc->mapping));
 	h = hash_fnv1a(h, &loc->kernel, sizeof(loc->kernel));
+	h = hash_fnv1a(h, &loc->kind, sizeof(loc->kind));
 	h = hash_fnv1a(h, &loc->address, sizeof(loc->address));
 	h = hash_fnv1a(h, &loc->module_offset, sizeof(loc->module_offset));
 	h = hash_fnv1a(h, &loc->function_offset, sizeof(loc->function_offset));
@@ -344,7 +345,7 @@ static bool location_eq(const void *ctx, __u32 id, const void *key)
 	const struct sp_line *lines = k->lines;
 	size_t n = k->n;
 
-	return l->mapping == loc->mapping && l->kernel == loc->kernel &&
+	return l->mapping == loc->mapping && l->kernel == loc->kernel && l->kind == loc->kind &&
 	       l->address == loc->address && l->module_offset == loc->module_offset &&
 	       l->function_offset == loc->function_offset && l->line_count == n &&
 	       (!n || !memcmp(sp->lines + l->first_line, lines, n * sizeof(*lines)));

@@ -58,9 +58,16 @@ struct sp_line {
 	__u32 column;	/* 0: unknown */
 };
 
+/* The code a location runs: native (kernel when sp_location.kernel) or an interpreter's. */
+enum sp_frame_kind {
+	SP_FRAME_NATIVE = 0,
+	SP_FRAME_PYTHON = 1, /* a Python function: address is a token, not an address */
+};
+
 struct sp_location {
 	__u32 mapping; /* 0: in no known mapping */
 	bool kernel;
+	__u32 kind; /* enum sp_frame_kind */
 	__u64 address; /* the instruction pointer as sampled */
 	/*
 	 * Where address lies inside the mapping's file: the ELF virtual address

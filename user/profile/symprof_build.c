@@ -18,6 +18,8 @@
 #include "symbolize/symbols.h"
 #include "profile/symprof.h"
 
+_Static_assert((int)SP_FRAME_PYTHON == (int)SYM_FRAME_PYTHON, "frame kinds");
+
 struct builder {
 	struct symprof *sp;
 	struct symbolizer *sym;
@@ -105,6 +107,7 @@ static __u32 frame_location(struct builder *b, const struct sym_frame *f)
 	struct sp_location loc = {
 		.mapping = frame_mapping(b, f),
 		.kernel = f->kernel,
+		.kind = f->kind,
 		.address = f->address,
 		.module_offset = f->module ? f->module_offset : SP_UNKNOWN,
 		.function_offset = f->function ? f->offset : SP_UNKNOWN,

@@ -101,6 +101,12 @@ struct proc_module {
 	bool (*label)(void *mod, void *state, struct profile_label *l); /* false: left out */
 	/* The symbolizer snapshot of the process's current image; 0: none. */
 	__u32 (*snapshot)(void *mod, void *state, pid_t pid);
+	/*
+	 * A record's user stack, leaf first, that holds frames this module's
+	 * BPF walker added after the native ones (a runtime's): rewritten in
+	 * place (n frames, room for cap), the new length returned.
+	 */
+	size_t (*frames)(void *mod, void *state, pid_t pid, __u64 *ips, size_t n, size_t cap);
 
 	/* Records of this type (enum lp_event_type) that the module handles; 0: none. */
 	__u32 record_type;

@@ -539,6 +539,21 @@ __u32 registry__snapshot(struct registry *r, pid_t pid)
 	return 0;
 }
 
+size_t registry__frames(struct registry *r, pid_t pid, __u64 *ips, size_t n, size_t cap)
+{
+	struct proc_entry *e = lookup(r, pid);
+	size_t i;
+
+	if (!e) {
+		inspect_pid(r, pid, PROC_FIRST_SAMPLE);
+		e = lookup(r, pid);
+	}
+	for (i = 0; e && i < r->nr_mods; i++)
+		if (r->mods[i]->frames)
+			n = r->mods[i]->frames(r->mod[i], e->state[i], pid, ips, n, cap);
+	return n;
+}
+
 bool registry__labelled(struct registry *r, pid_t pid)
 {
 	struct proc_entry *e = lookup(r, pid);

@@ -74,6 +74,11 @@ int registry__next_due_ms(const struct registry *r);
 size_t registry__extra_labels(struct registry *r, pid_t pid, const struct profile_label **labels);
 bool registry__label(struct registry *r, pid_t pid, struct profile_label *l);
 __u32 registry__snapshot(struct registry *r, pid_t pid);
+/*
+ * A record's user stack (n frames in ips, room for cap) with the frames a
+ * runtime's BPF walker added put in place by its module; the new length.
+ */
+size_t registry__frames(struct registry *r, pid_t pid, __u64 *ips, size_t n, size_t cap);
 
 /* Whether a module found labels in process pid. */
 bool registry__labelled(struct registry *r, pid_t pid);

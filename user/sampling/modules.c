@@ -2,8 +2,8 @@
 /*
  * The modules of every session, in the order they see a process: the label
  * sources in their order of precedence (which the profile applies,
- * docs/design.md section 1), then the unwind tables and the symbolizer. A new
- * source or runtime is one more module here.
+ * docs/design.md section 1), the runtimes (Python), then the unwind tables
+ * and the symbolizer. A new source or runtime is one more module here.
  */
 #include <stddef.h>
 
@@ -14,6 +14,7 @@ extern const struct proc_module custom_labels_module;
 extern const struct proc_module otel_thread_module;
 extern const struct proc_module go_labels_module;
 extern const struct proc_module otel_process_module;
+extern const struct proc_module python_module;
 extern const struct proc_module unwind_module;
 extern const struct proc_module symbols_module;
 
@@ -22,6 +23,7 @@ const struct proc_module *const session_modules[] = {
 	&otel_thread_module,
 	&go_labels_module,
 	&otel_process_module,
+	&python_module,
 	&unwind_module,
 	&symbols_module,
 	NULL,

@@ -663,29 +663,36 @@ int sampler__unwind_maps(struct sampler *s, struct unwind_maps *m)
 	return 0;
 }
 
-int sampler__read_counters(struct sampler *s, struct lp_counters *out)
+/* The per-CPU __u64 counters of map's one entry (size bytes a CPU), summed into out. */
+static int read_percpu_sum(struct sampler *s, const struct bpf_map *map, void *out, size_t size)
 {
-	struct lp_counters *percpu;
-	__u64 *sum = (__u64 *)out, *v;
+	__u64 *sum = out, *percpu;
 	__u32 zero = 0;
-	size_t i, f;
+	size_t i, f, words = size / sizeof(__u64);
 
-	percpu = calloc(s->ncpus, sizeof(*percpu));
+	percpu = calloc(s->ncpus, size);
 	if (!percpu)
 		return -ENOMEM;
-	if (bpf_map__lookup_elem(s->skel->maps.counters, &zero, sizeof(zero), percpu,
-				 s->ncpus * sizeof(*percpu), 0)) {
+	if (bpf_map__lookup_elem(map, &zero, sizeof(zero), percpu, s->ncpus * size, 0)) {
 		free(percpu);
 		return -errno;
 	}
-	memset(out, 0, sizeof(*out));
-	for (i = 0; i < (size_t)s->ncpus; i++) {
-		v = (__u64 *)&percpu[i];
-		for (f = 0; f < sizeof(*out) / sizeof(__u64); f++)
-			sum[f] += v[f];
-	}
+	memset(out, 0, size);
+	for (i = 0; i < (size_t)s->ncpus; i++)
+		for (f = 0; f < words; f++)
+			sum[f] += percpu[i * words + f];
 	free(percpu);
 	return 0;
+}
+
+int sampler__read_counters(struct sampler *s, struct lp_counters *out)
+{
+	return read_percpu_sum(s, s->skel->maps.counters, out, sizeof(*out));
+}
+
+int sampler__read_py_counters(struct sampler *s, struct lp_py_counters *out)
+{
+	return read_percpu_sum(s, s->skel->maps.py_counters, out, sizeof(*out));
 }
 
 int sampler__cpu_count(const struct sampler *s)

@@ -166,6 +166,8 @@ int sampler__unwind_maps(struct sampler *s, struct unwind_maps *m);
 
 /* Counters summed over CPUs. */
 int sampler__read_counters(struct sampler *s, struct lp_counters *out);
+/* The Python walk's counters summed over CPUs. */
+int sampler__read_py_counters(struct sampler *s, struct lp_py_counters *out);
 /* Number of CPUs sampled. */
 int sampler__cpu_count(const struct sampler *s);
 

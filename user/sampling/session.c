@@ -65,10 +65,15 @@ static __u32 snapshot(void *ctx, __u32 pid)
 	return registry__snapshot(ctx, pid);
 }
 
+static size_t frames(void *ctx, __u32 pid, __u64 *ips, size_t n, size_t cap)
+{
+	return registry__frames(ctx, pid, ips, n, cap);
+}
+
 static struct profile *new_profile(struct session *s)
 {
 	struct profile_opts po = {.max_bytes = s->profile_max_bytes, .labels = s->labels};
-	struct profile_resolver r = {extra_labels, label, snapshot, s->registry};
+	struct profile_resolver r = {extra_labels, label, snapshot, frames, s->registry};
 	struct profile *p = profile__new(s->symbolizer, &po);
 
 	if (p)

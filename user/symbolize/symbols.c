@@ -71,6 +71,7 @@ void symbolizer__free(struct symbolizer *sym)
 	while (!list__empty(&sym->snap_lru))
 		snapshot__free(sym, container_of(sym->snap_lru.next, struct snapshot, node));
 	sym_file__free(sym, sym->vdso);
+	interp__free(sym);
 	pairmap__free(&sym->snaps);
 	pairmap__free(&sym->files);
 	free(sym->kernel.syms);
@@ -127,7 +128,8 @@ void symbolizer__check_ips(struct symbolizer *sym, __u32 snapshot, const __u64 *
 	for (i = 0; i < n && !missing; i++) {
 		const struct maps_entry *e = s->maps && ips[i] ? maps__find(s->maps, ips[i]) : NULL;
 
-		if (!ips[i] || (e && !perf_map__is_jit(e)) || perf_map__find(&s->jit, ips[i]))
+		/* a runtime's frame (SYM_INTERP_TAG) is no address */
+		if (!ips[i] || ips[i] >> 60 || (e && !perf_map__is_jit(e)) || perf_map__find(&s->jit, ips[i]))
 			continue;
 		if (e)
 			jit_missing = true;
@@ -315,6 +317,8 @@ int symbolizer__resolve_user(struct symbolizer *sym, __u32 snapshot, __u64 ip, u
 
 	memset(f, 0, sizeof(*f));
 	f->address = ip;
+	if (interp__resolve(sym, ip, f))
+		return 0;
 	if (!s || !s->maps)
 		return -ENOENT;
 	list__touch(&sym->snap_lru, &s->node);

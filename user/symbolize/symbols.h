@@ -106,6 +106,13 @@ struct sym_frame {
 	const struct sym_line *lines;
 	size_t line_count;
 	bool kernel;
+	__u32 kind; /* enum sym_frame_kind */
+};
+
+/* The code a frame runs: native (or kernel, by sym_frame.kernel), or a runtime's. */
+enum sym_frame_kind {
+	SYM_FRAME_NATIVE = 0,
+	SYM_FRAME_PYTHON = 1,
 };
 
 enum sym_resolve_flags {
@@ -197,5 +204,19 @@ int symbolizer__resolve_kernel(struct symbolizer *sym, __u64 ip, unsigned int fl
 			       struct sym_frame *f);
 
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *st);
+
+/*
+ * Frames of interpreted code are named by their runtime's module (runtime/)
+ * while the process lives, and stand in a user stack as tokens in place of
+ * addresses: ip >> 60 == SYM_INTERP_TAG (no user address has those bits).
+ */
+#define SYM_INTERP_TAG 0xbull
+/*
+ * The token of a frame of kind (enum sym_frame_kind) in function (NULL:
+ * unknown), file at line, the function starting at start_line (0s:
+ * unknown); equal frames get equal tokens. 0 on allocation failure.
+ */
+__u64 symbolizer__interp_frame(struct symbolizer *sym, __u32 kind, const char *function,
+			       const char *file, __u32 line, __u32 start_line);
 
 #endif /* LABELPROF_SYMBOLS_H */

@@ -149,6 +149,15 @@ struct kallsyms {
 	size_t build_id_len;
 };
 
+/* A frame of interpreted code (interp.c). */
+struct interp_frame {
+	__u32 kind;	      /* enum sym_frame_kind */
+	struct sym_line line; /* its function, file and line: strings owned */
+};
+
+/* Distinct interpreted frames kept, at most: past it, new ones stay unnamed. */
+#define SYM_INTERP_MAX (1u << 20)
+
 struct symbolizer {
 	struct symbolizer_opts opts;
 	struct pairmap snaps; /* id -> snapshot */
@@ -164,6 +173,9 @@ struct symbolizer {
 	bool vdso_tried;
 	struct kallsyms kernel;
 	struct sym_line lines[SYM_MAX_LINES]; /* of the last resolved frame */
+	struct interp_frame *interp; /* symbolizer__interp_frame: token id -> frame */
+	size_t interp_count, interp_cap;
+	struct hashmap interp_index;
 };
 
 static inline __u32 le32(const unsigned char *p)
@@ -179,6 +191,10 @@ static inline unsigned int leading_underscores(const char *s)
 		n++;
 	return n;
 }
+
+/* Interpreted frames (interp.c): fills f for a token, false if ip is none. */
+bool interp__resolve(struct symbolizer *sym, __u64 ip, struct sym_frame *f);
+void interp__free(struct symbolizer *sym);
 
 /* Files (files.c). */
 struct sym_file *sym_file__new(struct symbolizer *sym, __u64 dev, __u64 ino);

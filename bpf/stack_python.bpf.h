@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The Python frames of the sampled thread (docs/design.md section 11): its
+ * PyThreadState, found in its interpreter's list by the thread's id and
+ * remembered per thread, then its frame chain, innermost first, appended to
+ * the user stack. Userspace names the code objects and puts each
+ * _PyEval_EvalFrameDefault call's frames in place of its native frame.
+ */
+#ifndef LABELPROF_STACK_PYTHON_BPF_H
+#define LABELPROF_STACK_PYTHON_BPF_H
+
+#include "maps.bpf.h"
+#include "tls.bpf.h"
+
+struct pywalk_ctx {
+	struct lp_scratch *sc;
+	const struct lp_py_ref *py;
+};
+
+/* The word at offset off of what pw->buf holds. */
+static __always_inline __u64 py_word(struct lp_pywalk *w, __u32 off)
+{
+	return WORD(&w->buf[off & PY_BUF_MASK]);
+}
+
+/* Reads the thread state at addr into w->buf; whether it is the sampled thread's. */
+static __always_inline bool py_read_tstate(struct lp_pywalk *w, const struct lp_py_ref *py,
+					   __u64 addr)
+{
+	__u32 size = py->tstate_read & PY_BUF_MASK;
+
+	if (!size || bpf_probe_read_user(w->buf, size, (void *)addr)) {
+		w->fault = 1;
+		return false;
+	}
+	w->tstate = addr;
+	if (py->flags & LP_PY_NATIVE_TID)
+		return (__u32)py_word(w, py->tstate_id) == (__u32)w->want;
+	return py_word(w, py->tstate_id) == w->want;
+}
+
+/* One thread state of the interpreter's list, by bpf_loop. */
+static long py_thread_step(__u32 i, struct pywalk_ctx *cx)
+{
+	struct lp_pywalk *w = &cx->sc->pw;
+	__u64 next;
+
+	if (py_read_tstate(w, cx->py, w->tstate)) {
+		w->found = 1;
+		return 1;
+	}
+	next = py_word(w, cx->py->tstate_next);
+	w->tstate = next;
+	return next && !w->fault ? 0 : 1;
+}
+
+/* One frame, by bpf_loop: stores it unless it is an entry shim, goes to the previous one. */
+static long py_frame_step(__u32 i, struct pywalk_ctx *cx)
+{
+	struct lp_scratch *sc = cx->sc;
+	const struct lp_py_ref *py = cx->py;
+	struct lp_pywalk *w = &sc->pw;
+	__u32 size = py->frame_read & PY_BUF_MASK, at;
+	__u64 code, instr, start, slot, idx;
+
+	if (!w->frame)
+		return 1;
+	if (w->n >= w->room || w->n >= LP_MAX_PY_FRAMES)
+		return 1;
+	if (!size || bpf_probe_read_user(w->buf, size, (void *)w->frame)) {
+		w->fault = 1;
+		return 1;
+	}
+	w->frame = py_word(w, py->frame_previous);
+	at = (w->at + w->n * sizeof(__u64)) & REC_MASK;
+	if ((py->flags & LP_PY_SHIM) && w->buf[py->frame_mark & PY_BUF_MASK] == LP_PY_OWNED_BY_CSTACK) {
+		/* the frame stored last is the first its _PyEval_EvalFrameDefault call ran */
+		if (w->n)
+			*(__u64 *)&sc->rec[(at - sizeof(__u64)) & REC_MASK] |= LP_PY_ENTRY;
+		return 0;
+	}
+	code = py_word(w, py->frame_code);
+	if (py->flags & LP_PY_FRAME_OBJECT) {
+		idx = *(__s32 *)__builtin_assume_aligned(&w->buf[py->frame_instr & PY_BUF_MASK], 4);
+		if ((__s32)idx < 0) /* not started yet */
+			idx = 0;
+	} else {
+		/* 2-byte code units; before the first one: not started yet */
+		instr = py_word(w, py->frame_instr);
+		start = code + py->code_adaptive;
+		idx = instr > start ? (instr - start) / 2 : 0;
+	}
+	if (idx > LP_PY_INSTR_MAX)
+		idx = LP_PY_INSTR_MAX;
+	slot = (__u64)LP_PY_TAG << 60 | (__u64)idx << LP_PY_INSTR_SHIFT |
+	       ((code >> 3) & LP_PY_CODE_MASK);
+	/* 3.10 runs one frame per call; 3.11 marks the first */
+	if ((py->flags & LP_PY_FRAME_OBJECT) ||
+	    ((py->flags & LP_PY_IS_ENTRY) && w->buf[py->frame_mark & PY_BUF_MASK]))
+		slot |= LP_PY_ENTRY;
+	*(__u64 *)&sc->rec[at] = slot;
+	w->n++;
+	return 0;
+}
+
+/*
+ * Appends the Python frames of the current thread to the record's user
+ * stack (at *off, after its native frames), as py describes its process.
+ */
+static __always_inline void walk_python(struct task_struct *task, const struct lp_py_ref *py,
+					struct lp_scratch *sc, struct lp_sample *s, __u32 *off)
+{
+	struct pywalk_ctx cx = {.sc = sc, .py = py};
+	struct lp_pywalk *w = &sc->pw;
+	struct lp_py_counters *pc;
+	__u32 zero = 0, tid = s->tid, used;
+	__u64 *cached, interp, frame;
+
+	pc = bpf_map_lookup_elem(&py_counters, &zero);
+	if (!pc)
+		return;
+	pc->walks++;
+	used = s->ustack_len;
+	if (used >= LP_MAX_STACK_DEPTH + LP_MAX_PY_FRAMES)
+		return;
+	w->room = LP_MAX_STACK_DEPTH + LP_MAX_PY_FRAMES - used;
+	w->want = py->flags & LP_PY_NATIVE_TID ? tid : arch_thread_pointer(task);
+	w->fault = 0;
+	w->n = 0;
+	w->at = *off;
+
+	cached = bpf_map_lookup_elem(&py_tstates, &tid);
+	if (!cached || !py_read_tstate(w, py, *cached)) {
+		w->fault = 0;
+		w->found = 0;
+		if (bpf_probe_read_user(&interp, sizeof(interp), (void *)py->interp_head) || !interp ||
+		    bpf_probe_read_user(&w->tstate, sizeof(w->tstate),
+					(void *)(interp + py->threads_head))) {
+			pc->faults++;
+			return;
+		}
+		if (w->tstate)
+			bpf_loop(LP_PY_MAX_THREADS, py_thread_step, &cx, 0);
+		if (!w->found) {
+			if (w->fault)
+				pc->faults++;
+			else
+				pc->no_thread++;
+			return;
+		}
+		bpf_map_update_elem(&py_tstates, &tid, &w->tstate, BPF_ANY);
+	}
+	frame = py_word(w, py->tstate_frame);
+	if ((py->flags & LP_PY_CFRAME) && frame &&
+	    bpf_probe_read_user(&frame, sizeof(frame), (void *)(frame + py->cframe_frame))) {
+		pc->faults++;
+		return;
+	}
+	w->frame = frame;
+	bpf_loop(LP_MAX_PY_FRAMES, py_frame_step, &cx, 0);
+	if (w->fault)
+		pc->faults++;
+	else if (w->frame)
+		pc->truncated++;
+	pc->frames += w->n;
+	s->ustack_len += w->n;
+	*off += w->n * sizeof(__u64);
+}
+
+#endif /* LABELPROF_STACK_PYTHON_BPF_H */

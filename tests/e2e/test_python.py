@@ -1,0 +1,127 @@
+"""Python frames and labels against ground truth (docs/design.md section 11):
+tests/workloads/python/pyburn.py burns CPU in burn_N only under the label
+set=N, on threads or in asyncio tasks, at the bottom of nested calls made
+from the module's top level. On Debian's python3.11 (also run from a
+virtualenv) and pyenv's 3.12 and 3.13 (those present): the innermost Python
+frame of a burn sample names a burn function, its labels are its set, its
+Python frames reach the top of its thread (<module>, or threading's
+Thread._bootstrap), and record -v counts the walks. labelprof inspect of the
+running workload names the interpreter and its threads."""
+
+import json
+import os
+import pathlib
+import re
+import subprocess
+import time
+
+import pytest
+
+from conftest import LABELPROF, OUTPUT, REPO, count, measure, record, started
+
+DURATION = 4
+INNERMOST_MIN = 0.95
+LABELS_MIN = 0.99
+TOP_MIN = 0.90
+SCRIPT = REPO / "tests/workloads/python/pyburn.py"
+
+
+def pyenv_python(minor):
+    root = pathlib.Path(os.environ.get("PYENV_ROOT", "/root/.pyenv")) / "versions"
+    found = sorted(root.glob(f"3.{minor}.*/bin/python3.{minor}")) if root.is_dir() else []
+    return str(found[-1]) if found else None
+
+
+INTERPRETERS = {"debian-3.11": "/usr/bin/python3.11", "pyenv-3.12": pyenv_python(12),
+                "pyenv-3.13": pyenv_python(13), "venv-3.11": "/usr/bin/python3.11"}
+
+
+def interpreter(name, tmp_path):
+    """The python of name; a virtualenv's is made in tmp_path (its bin/python3.11 a
+    link to the base interpreter, run under the virtualenv's name and prefix)."""
+    python = INTERPRETERS[name]
+    if not python or not os.access(python, os.X_OK):
+        pytest.skip(f"no {name} interpreter")
+    if not name.startswith("venv-"):
+        return python
+    venv = tmp_path / "venv"
+    made = subprocess.run([python, "-m", "venv", "--without-pip", str(venv)],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    if made.returncode:
+        pytest.skip(f"{python} -m venv: {made.stderr.strip()}")
+    return str(venv / "bin" / pathlib.Path(python).name)
+
+
+def workload_env(python):
+    lib = OUTPUT / "lib/libcustomlabels.so"
+    assert lib.is_file(), f"{lib} is missing: make test-build"
+    return ["env", f"CUSTOMLABELS_LIB={lib}", f"CUSTOMLABELS_PATH={REPO / 'python'}"]
+
+
+def python_frames(sample):
+    return [f for f in sample["frames"] if f.get("kind") == "python"]
+
+
+@pytest.mark.parametrize("mode", ["threads", "asyncio"])
+@pytest.mark.parametrize("name", sorted(INTERPRETERS))
+def test_python(tmp_path, request, name, mode):
+    python = interpreter(name, tmp_path)
+    rec = record(tmp_path, "-v", "--", *workload_env(python), python, SCRIPT, mode, DURATION,
+                 timeout=DURATION + 120)
+    samples = [s for s in rec.profile.samples if s["comm"].startswith("python")]
+    burn = innermost = labelled = top = 0
+    for s in samples:
+        py = python_frames(s)
+        names = [f.get("function") or "" for f in py]
+        if not any(re.fullmatch(r"burn_\d", n) for n in names):
+            continue
+        n = s["count"]
+        burn += n
+        first = next(x for x in names if x in ("spin", "<lambda>", "<genexpr>")
+                     or re.fullmatch(r"burn_\d", x) or x == "nest")
+        fn = next(x for x in names if re.fullmatch(r"burn_\d", x))
+        # the innermost Python frame runs the burn (spin, under burn_N)
+        if first in ("spin", "<lambda>", "<genexpr>") or first == fn:
+            innermost += n
+        if (s.get("labels") or {}) == {"set": fn[-1]}:
+            labelled += n
+        # the outermost frame of its thread: the script's top level, or threading's
+        if names[-1] in ("<module>", "Thread._bootstrap", "_bootstrap"):
+            top += n
+    assert burn > 100, f"{burn} burn samples of {count(samples)}: {rec.describe()}"
+    # the BPF walk's own counters, as -v prints them
+    walks = re.search(r"^labelprof: Python: (\d+) walks, (\d+) frames", rec.stderr, re.M)
+    assert walks and int(walks[1]) > 0 and int(walks[2]) > 0, rec.stderr
+    measure(request, f"{name} {mode}: {burn} burn samples, innermost {innermost / burn:.1%}, "
+            f"labels {labelled / burn:.1%}, reach <module> {top / burn:.1%}")
+    assert innermost / burn >= INNERMOST_MIN
+    assert labelled / burn >= LABELS_MIN
+    assert top / burn >= TOP_MIN
+
+
+def inspect(*args):
+    return subprocess.run([str(LABELPROF), "inspect", *map(str, args)],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("name", sorted(INTERPRETERS))
+def test_inspect_python(tmp_path, name):
+    python = interpreter(name, tmp_path)
+    minor = int(re.search(r"3\.(\d+)$", python).group(1))
+    with started([*workload_env(python), python, SCRIPT, "threads", 8]) as wl:
+        # the workers start after the ready line
+        for _ in range(50):
+            js = inspect("--json", wl.pid)
+            if (json.loads(js.stdout).get("python") or {}).get("thread_states", 0) >= 2:
+                break
+            time.sleep(0.1)
+        proc = inspect(wl.pid)
+    assert proc.returncode == 0 and js.returncode == 0, proc.stderr + js.stderr
+    # _Py_DebugOffsets is there from 3.13 on; older versions by the built-in table
+    offsets = "_Py_DebugOffsets" if minor >= 13 else "built-in table"
+    assert re.search(rf"^  Python 3\.{minor}: /\S+, offsets from {offsets}$", proc.stdout,
+                     re.M), proc.stdout
+    py = json.loads(js.stdout)["python"]
+    assert py["version"] == f"3.{minor}" and py["offsets"] == offsets, py
+    # the main thread and the workers
+    assert py["thread_states"] >= 2 and wl.pid in py["threads"], py

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * CPython as a registry module (docs/design.md section 11): inspect finds
+ * the interpreter among the mapped files and gives BPF its offsets; frames
+ * names the code objects BPF found and puts the frames each
+ * _PyEval_EvalFrameDefault call ran in place of that call's native frame.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/clock.h"
+#include "lib/compiler.h"
+#include "lib/pairmap.h"
+#include "registry/module.h"
+#include "runtime/python.h"
+#include "symbolize/symbols.h"
+
+/* A code object named is read again when used this long after it was last checked. */
+#define CODE_CHECK_NS (100ull * 1000 * 1000)
+/* Code objects named per process, at most: past it, the cache starts over. */
+#define MAX_CODES 65536
+
+struct py_cached {
+	struct py_code code;
+	__u64 checked_ns;
+	bool bad; /* not a code object (any more): unnamed until it changes */
+};
+
+struct py_proc {
+	__u64 seq; /* exec count + 1 and code pages when the maps were looked at; 0: never */
+	__u64 vm;
+	bool found;
+	bool reported;
+	struct py_image img;
+	__u64 bias;
+	struct pairmap codes; /* code address -> struct py_cached */
+};
+
+struct py_module {
+	struct symbolizer *sym;
+	bool verbose;
+};
+
+static int py_open(const struct registry_env *env, void **mod)
+{
+	struct py_module *m;
+
+	/* frames are named through the symbolizer */
+	if (!env->symbolizer)
+		return -ENODEV;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->sym = env->symbolizer;
+	m->verbose = env->verbose;
+	*mod = m;
+	return 0;
+}
+
+static void py_close(void *mod)
+{
+	free(mod);
+}
+
+static void forget_codes(struct py_proc *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->codes.count; i++) {
+		struct py_cached *c = p->codes.entries[i].val;
+
+		py_code__free(&c->code);
+		free(c);
+	}
+	pairmap__free(&p->codes);
+}
+
+static int py_inspect(void *mod, void *state, struct proc_view *v, struct lp_recipe *recipe)
+{
+	struct py_module *m = mod;
+	struct py_proc *p = state;
+	char err[160] = "";
+	int ret;
+
+	/* the same image with the same code: what was found still holds */
+	if (p->seq != v->exec_seq + 1 || p->vm != v->exec_vm || !v->exec_vm) {
+		ret = py_image__find(v->pid, v->maps, &p->img, &p->bias, NULL, err, sizeof(err));
+		p->found = !ret;
+		p->seq = v->exec_seq + 1;
+		p->vm = v->exec_vm;
+		if (m->verbose && ret == -ENOTSUP && !p->reported) {
+			fprintf(stderr, "labelprof: pid %d: %s\n", v->pid, err);
+			p->reported = true;
+		}
+	}
+	if (!p->found)
+		return 0;
+	if (m->verbose && !p->reported) {
+		fprintf(stderr, "labelprof: pid %d: Python %u.%u (offsets: %s)\n", v->pid,
+			p->img.version >> 8, p->img.version & 0xff, p->img.source);
+		p->reported = true;
+	}
+	recipe->py = p->img.ref;
+	recipe->py.interp_head = p->img.interp_head + p->bias;
+	return 0;
+}
+
+static void py_end(void *mod, void *state, pid_t pid, enum proc_end how)
+{
+	forget_codes(state);
+}
+
+/* The code object at addr, named (read, or checked again when due); NULL if none. */
+static const struct py_code *code_at(struct py_proc *p, pid_t pid, __u64 addr, __u64 now)
+{
+	struct py_cached *c = pairmap__get(&p->codes, addr, 0);
+
+	if (c && now - c->checked_ns < CODE_CHECK_NS)
+		return c->bad ? NULL : &c->code;
+	if (c && !c->bad && py_code__same(pid, &p->img, p->bias, &c->code)) {
+		c->checked_ns = now;
+		return &c->code;
+	}
+	if (!c) {
+		if (p->codes.count >= MAX_CODES)
+			forget_codes(p);
+		c = calloc(1, sizeof(*c));
+		if (!c || pairmap__put(&p->codes, addr, 0, c)) {
+			free(c);
+			return NULL;
+		}
+	} else {
+		py_code__free(&c->code);
+	}
+	c->checked_ns = now;
+	c->bad = py_code__read(pid, &p->img, p->bias, addr, &c->code) != 0;
+	return c->bad ? NULL : &c->code;
+}
+
+/* The token of the Python frame BPF stored as raw. */
+static __u64 name_frame(struct py_module *m, struct py_proc *p, pid_t pid, __u64 raw, __u64 now)
+{
+	__u64 addr = (raw & LP_PY_CODE_MASK) << 3;
+	__u32 instr = (raw >> LP_PY_INSTR_SHIFT) & LP_PY_INSTR_MAX;
+	const struct py_code *c = code_at(p, pid, addr, now);
+
+	if (!c)
+		return symbolizer__interp_frame(m->sym, SYM_FRAME_PYTHON, NULL, NULL, 0, 0);
+	return symbolizer__interp_frame(m->sym, SYM_FRAME_PYTHON, c->function, c->file,
+					py_code__line(c, instr), c->first_line);
+}
+
+static bool is_python(__u64 ip)
+{
+	return ip >> 60 == LP_PY_TAG;
+}
+
+static bool in_eval(const struct py_proc *p, __u64 ip)
+{
+	return ip >= p->img.eval + p->bias && ip < p->img.eval_end + p->bias;
+}
+
+/*
+ * BPF stored the native frames, then the Python frames innermost first,
+ * each _PyEval_EvalFrameDefault call's last marked LP_PY_ENTRY. Each native
+ * frame of that function, leaf first, takes the next call's frames; the
+ * calls the native walk did not reach go at the root end.
+ */
+static size_t py_frames(void *mod, void *state, pid_t pid, __u64 *ips, size_t n, size_t cap)
+{
+	__u64 out[LP_MAX_STACK_DEPTH + LP_MAX_PY_FRAMES], now = now_ns();
+	struct py_proc *p = state;
+	size_t native = 0, py, k = 0, i;
+
+	if (!p->found)
+		return n;
+	while (native < n && !is_python(ips[native]))
+		native++;
+	py = native;
+	for (i = 0; i < native && k < ARRAY_SIZE(out); i++) {
+		/* a return address is in its call: one byte back */
+		if (py < n && in_eval(p, i ? ips[i] - 1 : ips[i])) {
+			do
+				out[k++] = ips[py];
+			while (!(ips[py++] & LP_PY_ENTRY) && py < n && k < ARRAY_SIZE(out));
+			continue;
+		}
+		out[k++] = ips[i];
+	}
+	while (py < n && k < ARRAY_SIZE(out))
+		out[k++] = ips[py++];
+	if (k > cap)
+		k = cap;
+	for (i = 0; i < k; i++)
+		ips[i] = is_python(out[i]) ? name_frame(mod, p, pid, out[i], now) : out[i];
+	return k;
+}
+
+const struct proc_module python_module = {
+	.name = "Python",
+	.state_size = sizeof(struct py_proc),
+	.open = py_open,
+	.close = py_close,
+	.inspect = py_inspect,
+	.end = py_end,
+	.frames = py_frames,
+};
