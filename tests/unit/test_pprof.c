@@ -135,8 +135,9 @@ static char *describe(const struct symprof *sp)
 	for (i = 1; i < sp->location_count; i++) {
 		const struct sp_location *l = &sp->locations[i];
 
-		fprintf(f, "location %zu %u %d %llx %llx %llx", i, l->mapping, l->kernel,
-			(unsigned long long)l->address, (unsigned long long)l->module_offset,
+		fprintf(f, "location %zu %u %d %u %llx %llx %llx", i, l->mapping, l->kernel,
+			l->kind, (unsigned long long)l->address,
+			(unsigned long long)l->module_offset,
 			(unsigned long long)l->function_offset);
 		for (j = 0; j < l->line_count; j++) {
 			const struct sp_line *ln = &sp->lines[l->first_line + j];
@@ -352,6 +353,67 @@ static void test_file_contents(void **state)
 		}
 	}
 	assert_true(pid_label);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(raw);
+	free(gz);
+	symprof__free(sp);
+}
+
+/*
+ * Python frames (no mapping, tokens for addresses above the kernel's half) are
+ * on a "[python]" mapping of their own over their tokens, and come back as
+ * Python frames, not kernel ones.
+ */
+static void test_python_frames(void **state)
+{
+	struct fixture_ids ids;
+	struct symprof *sp = build(&ids), *back;
+	struct sp_function fn = {.name = S(sp, "burn"), .file = S(sp, "/srv/pyburn.py")};
+	struct sp_line line = {.function = symprof__function(sp, &fn), .line = 7};
+	struct sp_location loc = {.kind = SP_FRAME_PYTHON,
+				  .address = 0xb000000000000002ull,
+				  .module_offset = SP_UNKNOWN,
+				  .function_offset = SP_UNKNOWN};
+	__u32 frames[3], python;
+	unsigned char *gz, *raw;
+	size_t gz_len, raw_len, i;
+	char *want, *got;
+	pb_profile *p;
+
+	frames[0] = symprof__location(sp, &loc, &line, 1);
+	line.line = 3;
+	loc.address = 0xb000000000000005ull;
+	frames[1] = symprof__location(sp, &loc, &line, 1);
+	frames[2] = ids.loc_main;
+	fixture_sample(sp, 100, 100, S(sp, "server"), 0, symprof__stack(sp, frames, 3), 4);
+
+	gz = fixture_write(output__write_pprof, sp, ALL_LABELS, &gz_len);
+	raw = gunzip(gz, gz_len, &raw_len);
+	p = perftools__profiles__profile__unpack(NULL, raw_len, raw);
+	assert_non_null(p);
+	python = sp->mapping_count;
+	assert_int_equal(p->n_mapping, python);
+	assert_int_equal(p->mapping[python - 1]->id, python);
+	assert_true(pb_str_is(p, p->mapping[python - 1]->filename, "[python]"));
+	assert_int_equal(p->mapping[python - 1]->memory_start, 0xb000000000000002ull);
+	assert_int_equal(p->mapping[python - 1]->memory_limit, 0xb000000000000006ull);
+	assert_true(p->mapping[python - 1]->has_functions);
+	assert_true(p->mapping[python - 1]->has_filenames);
+	assert_true(p->mapping[python - 1]->has_line_numbers);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(p->location[frames[i] - 1]->mapping_id, python);
+	assert_int_equal(p->location[ids.loc_main - 1]->mapping_id, ids.exe);
+
+	back = read_pprof(gz, gz_len);
+	assert_int_equal(back->locations[frames[0]].kind, SP_FRAME_PYTHON);
+	assert_false(back->locations[frames[0]].kernel);
+	assert_int_equal(back->locations[frames[0]].mapping, 0);
+	want = describe(sp);
+	got = describe(back);
+	assert_string_equal(got, want);
+	free(want);
+	free(got);
+	symprof__free(back);
 	perftools__profiles__profile__free_unpacked(p, NULL);
 	free(raw);
 	free(gz);
@@ -709,11 +771,12 @@ static void test_foreign(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),     cmocka_unit_test(test_merge_without_labels),
-		cmocka_unit_test(test_file_contents),  cmocka_unit_test(test_base_is_valid),
-		cmocka_unit_test(test_bad_references), cmocka_unit_test(test_bad_tables),
-		cmocka_unit_test(test_bad_encoding),   cmocka_unit_test(test_decode_budget),
-		cmocka_unit_test(test_gzip_bomb),      cmocka_unit_test(test_foreign),
+		cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_merge_without_labels),
+		cmocka_unit_test(test_file_contents), cmocka_unit_test(test_python_frames),
+		cmocka_unit_test(test_base_is_valid), cmocka_unit_test(test_bad_references),
+		cmocka_unit_test(test_bad_tables),    cmocka_unit_test(test_bad_encoding),
+		cmocka_unit_test(test_decode_budget), cmocka_unit_test(test_gzip_bomb),
+		cmocka_unit_test(test_foreign),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

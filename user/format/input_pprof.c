@@ -4,8 +4,9 @@
  * symprof. pb.h inflates and decodes it within its caps; this file checks
  * every reference (string indices, ids) and maps the profile back: string
  * escapes undone (pb.h), the numeric pid/tid labels and the comm/thread_name
- * labels a labelprof profile declares back into sample fields, the sample
- * count from samples/count (or the CPU time over the period).
+ * labels a labelprof profile declares back into sample fields, the frames on
+ * the OUTPUT_PPROF_PYTHON mapping into Python frames, the sample count from
+ * samples/count (or the CPU time over the period).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -49,6 +50,7 @@ struct reader {
 	struct id_map mappings, functions, locations;
 	bool comm_label, thread_name_label; /* declared by the extra-labels comment */
 	__u64 no_stack_fn;		    /* id of the OUTPUT_PPROF_NO_STACK function; 0: none */
+	__u64 python_mapping;		    /* id of the OUTPUT_PPROF_PYTHON mapping; 0: none */
 	unsigned char *buf;		    /* scratch: unescaped bytes */
 	size_t buf_cap;
 	__u32 *frames;
@@ -192,6 +194,12 @@ static int read_mappings(struct reader *r)
 		if (err)
 			return err;
 		m.build_id = build_id(r, bid);
+		/* the writer's mapping of Python frames: kept out of the tables */
+		if (!r->python_mapping && pm->id && str_is(r, m.file, OUTPUT_PPROF_PYTHON)) {
+			r->python_mapping = pm->id;
+			r->mappings.e[r->mappings.n++] = (struct id_entry){pm->id, 0};
+			continue;
+		}
 		r->mappings.e[r->mappings.n++] =
 			(struct id_entry){pm->id, symprof__mapping(r->sp, &m)};
 	}
@@ -256,7 +264,10 @@ static int read_location(struct reader *r, const pb_location *pl, __u32 *id)
 		*id = 0; /* the frame of a frameless sample */
 		return 0;
 	}
-	if (pl->mapping_id) {
+	if (pl->mapping_id && pl->mapping_id == r->python_mapping) {
+		loc.kernel = false;
+		loc.kind = SP_FRAME_PYTHON;
+	} else if (pl->mapping_id) {
 		if (!id_map__find(&r->mappings, pl->mapping_id, &loc.mapping))
 			return fail(r,
 				    "location %" PRIu64 ": mapping_id %" PRIu64 " does not exist",

@@ -134,6 +134,11 @@ int output__write_report(FILE *f, const struct symprof *sp, const struct output_
  * A sample without frames gets one location (address 0, no mapping) in the
  * function OUTPUT_PPROF_NO_STACK: Go tools drop samples without locations.
  *
+ * Python frames are on one mapping of their own, OUTPUT_PPROF_PYTHON, over
+ * the range of their addresses (tokens, not addresses): a pseudo path that
+ * tools show as the frames' binary and never symbolize, as the kernel's; a
+ * reader takes the frames on it back as Python frames without a mapping.
+ *
  * Not carried: sample status, pids/tids/thread names unless chosen, process
  * executables, counters (a comment sums them up), module_offset (readers
  * recompute it from the mapping: address - memory_start + file_offset) and
@@ -150,6 +155,7 @@ int output__write_report(FILE *f, const struct symprof *sp, const struct output_
  */
 #define OUTPUT_PPROF_EXTRA_LABELS "labelprof extra labels: "
 #define OUTPUT_PPROF_NO_STACK	  "[no stack]"
+#define OUTPUT_PPROF_PYTHON	  "[python]"
 int output__write_pprof(FILE *f, const struct symprof *sp, const struct output_opts *opts);
 
 /*

@@ -110,6 +110,14 @@ static int64_t clamp_s64(__u64 v)
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
+/* The profile's mapping id of a location: Python frames are on OUTPUT_PPROF_PYTHON's. */
+static __u32 location_mapping(const struct symprof *sp, const struct sp_location *loc)
+{
+	if (loc->kind == SP_FRAME_PYTHON)
+		return sp->mapping_count;
+	return loc->mapping < sp->mapping_count ? loc->mapping : 0;
+}
+
 /* The has_* flags of each mapping, from what its locations resolved to. */
 static void mapping_flags(const struct symprof *sp, pb_mapping *mappings)
 {
@@ -117,11 +125,12 @@ static void mapping_flags(const struct symprof *sp, pb_mapping *mappings)
 
 	for (i = 1; i < sp->location_count; i++) {
 		const struct sp_location *loc = &sp->locations[i];
+		__u32 id = location_mapping(sp, loc);
 		pb_mapping *m;
 
-		if (!loc->mapping || loc->mapping >= sp->mapping_count)
+		if (!id)
 			continue;
-		m = &mappings[loc->mapping - 1];
+		m = &mappings[id - 1];
 		if (loc->line_count > 1)
 			m->has_inline_frames = true;
 		for (j = 0; j < loc->line_count; j++) {
@@ -378,7 +387,10 @@ static void tables__free(struct tables *t)
 
 static int tables__alloc_sp(struct tables *t, const struct symprof *sp)
 {
-	/* Tables with a zero entry have room for their n - 1 entries and add_no_stack's */
+	/*
+	 * Tables with a zero entry have room for their n - 1 entries and one
+	 * more: add_no_stack's function and location, the Python mapping
+	 */
 	t->mappings = calloc(sp->mapping_count, sizeof(*t->mappings));
 	t->mapping_ptrs = calloc(sp->mapping_count, sizeof(*t->mapping_ptrs));
 	t->functions = calloc(sp->function_count, sizeof(*t->functions));
@@ -392,6 +404,35 @@ static int tables__alloc_sp(struct tables *t, const struct symprof *sp)
 	    !t->line_ptrs || !t->locations || !t->location_ptrs || !t->stack_ids)
 		return -ENOMEM;
 	return 0;
+}
+
+/*
+ * The mapping of Python frames, id sp->mapping_count, when there are any:
+ * OUTPUT_PPROF_PYTHON over the range of their addresses (tokens).
+ */
+static void add_python_mapping(struct writer *w, struct tables *t, pb_profile *p)
+{
+	const struct symprof *sp = w->sp;
+	pb_mapping *pm = &t->mappings[p->n_mapping];
+	__u64 start = UINT64_MAX, last = 0;
+	size_t i;
+
+	for (i = 1; i < sp->location_count; i++) {
+		const struct sp_location *loc = &sp->locations[i];
+
+		if (loc->kind != SP_FRAME_PYTHON)
+			continue;
+		start = loc->address < start ? loc->address : start;
+		last = loc->address > last ? loc->address : last;
+	}
+	if (start > last)
+		return;
+	perftools__profiles__mapping__init(pm);
+	pm->id = p->n_mapping + 1;
+	pm->memory_start = start;
+	pm->memory_limit = last == UINT64_MAX ? last : last + 1;
+	pm->filename = put_cstring(w, OUTPUT_PPROF_PYTHON);
+	t->mapping_ptrs[p->n_mapping++] = pm;
 }
 
 /* Mappings, functions and locations with sp's ids. */
@@ -413,7 +454,10 @@ static void fill_tables(struct writer *w, struct tables *t, pb_profile *p)
 		pm->build_id = put_build_id(w, m->build_id);
 		t->mapping_ptrs[i - 1] = pm;
 	}
+	p->n_mapping = sp->mapping_count - 1;
+	add_python_mapping(w, t, p);
 	mapping_flags(sp, t->mappings);
+	p->mapping = t->mapping_ptrs;
 	for (i = 1; i < sp->function_count; i++) {
 		const struct sp_function *f = &sp->functions[i];
 		pb_function *pf = &t->functions[i - 1];
@@ -439,7 +483,7 @@ static void fill_tables(struct writer *w, struct tables *t, pb_profile *p)
 
 		perftools__profiles__location__init(pl);
 		pl->id = i;
-		pl->mapping_id = loc->mapping;
+		pl->mapping_id = location_mapping(sp, loc);
 		pl->address = loc->address;
 		pl->n_line = loc->line_count;
 		pl->line = t->line_ptrs + loc->first_line;
@@ -447,8 +491,6 @@ static void fill_tables(struct writer *w, struct tables *t, pb_profile *p)
 	}
 	for (i = 0; i < sp->stack_location_count; i++)
 		t->stack_ids[i] = sp->stack_locations[i];
-	p->n_mapping = sp->mapping_count - 1;
-	p->mapping = t->mapping_ptrs;
 	p->n_function = sp->function_count - 1;
 	p->function = t->function_ptrs;
 	p->n_location = sp->location_count - 1;
