@@ -344,6 +344,46 @@ def test_html_hostile_strings(browser, tmp_path):
     check_clean(browser)
 
 
+def test_html_python_frames(browser, tmp_path):
+    """A Python frame is drawn in a colour of its own, says its kind in the
+    tooltip, and is a row of its own in the function table beside a native
+    function of the same name."""
+    native = {"address": "0x1010", "kernel": False, "module": "/usr/bin/python3",
+              "function": "spin", "file": None, "line": None, "offset": 16,
+              "module_offset": "0x1010", "build_id": None}
+    python = {"address": "0xb000000000000001", "kernel": False, "module": "", "kind": "python",
+              "function": "spin", "file": "/srv/pyburn.py", "line": 28, "offset": None,
+              "module_offset": None, "build_id": None}
+    caller = {**python, "address": "0xb000000000000002", "function": "burn_1", "line": 40}
+    doc = {"format": "labelprof-json", "version": 1, "frequency_hz": 99,
+           "start_time_unix_ns": 0, "duration_ns": 10**9, "counters": {},
+           "samples": [{"pid": 1, "tid": 1, "comm": "python3", "labels": {}, "flags": [],
+                        "count": 5, "frames": [native, python, caller]}]}
+    src, page = tmp_path / "python.json", tmp_path / "python.html"
+    src.write_text(json.dumps(doc), encoding="utf-8")
+    run([LABELPROF, "convert", src, "-o", page, "--format", "html"])
+    open_page(browser, page)
+    frames = browser.execute_script("""
+        return Array.from(document.querySelectorAll('#flame .frame'), e =>
+            [e.textContent, e.className, e.style.backgroundColor]);""")
+    kinds = {(name, next(c[2:] for c in cls.split() if c.startswith("k-"))): colour
+             for name, cls, colour in frames}
+    assert {("spin", "user"), ("spin", "python"), ("burn_1", "python")} <= set(kinds), kinds
+    assert kinds[("spin", "python")] != kinds[("spin", "user")]
+    frame = next(e for e in browser.find_elements(By.CSS_SELECTOR, "#flame .frame.k-python")
+                 if e.text == "spin")
+    ActionChains(browser).move_to_element(frame).perform()
+    tooltip = browser.find_element(By.ID, "tooltip")
+    WebDriverWait(browser, WAIT).until(lambda d: tooltip.is_displayed())
+    assert "kind: python" in tooltip.text and "/srv/pyburn.py:28" in tooltip.text, tooltip.text
+    rows = browser.execute_script("""
+        return Array.from(document.querySelectorAll('#functions > table td.fn'), e =>
+            [e.textContent, e.className, e.title]);""")
+    assert ["spin", "fn k-python", "spin (python)"] in rows, rows
+    assert ["spin", "fn k-user", "spin (user, /usr/bin/python3)"] in rows, rows
+    check_clean(browser)
+
+
 def sections(driver):
     """The label keys in the order of their sections, and whether each is open."""
     return driver.execute_script("""

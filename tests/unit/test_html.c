@@ -332,6 +332,46 @@ static void test_html_empty(void **state)
 	symprof__free(sp);
 }
 
+/* A Python frame is a kind of its own (2), with its source: not a user frame. */
+static void test_html_python(void **state)
+{
+	struct symprof *sp = symprof__new();
+	struct sp_mapping exe = {.start = 0x1000, .limit = 0x9000};
+	struct sp_function burn = {.name = symprof__cstring(sp, "burn"),
+				   .file = symprof__cstring(sp, "pyburn.py")};
+	struct sp_line line = {.function = symprof__function(sp, &burn), .line = 7};
+	struct sp_location loc = {.kind = SP_FRAME_PYTHON,
+				  .address = 0xb000000000000001ull,
+				  .module_offset = SP_UNKNOWN,
+				  .function_offset = SP_UNKNOWN};
+	__u32 locs[2];
+	size_t len;
+	char *page, *out;
+
+	exe.file = symprof__cstring(sp, "/usr/bin/python3");
+	locs[0] = symprof__location(sp, &loc, &line, 1);
+	line = (struct sp_line){.function = function(sp, symprof__cstring(sp, "main"))};
+	loc = (struct sp_location){.mapping = symprof__mapping(sp, &exe),
+				   .address = 0x1100,
+				   .module_offset = 0x100,
+				   .function_offset = SP_UNKNOWN};
+	locs[1] = symprof__location(sp, &loc, &line, 1);
+	assert_int_equal(
+		symprof__add_sample(sp, &(struct sp_sample){.pid = 1,
+							    .tid = 1,
+							    .stack = symprof__stack(sp, locs, 2),
+							    .count = 3}),
+		0);
+	page = html(sp, &len);
+	out = python(blob(page), "S = d['strings']\n"
+				 "for l, s in zip(d['locs'][1:], d['srcs'][1:]):\n"
+				 "    print(S[l[0]] or '-', l[1], S[l[2]], S[s[0]], s[1])\n");
+	assert_string_equal(out, "- 2 burn pyburn.py 7\n/usr/bin/python3 0 main  0\n");
+	free(out);
+	free(page);
+	symprof__free(sp);
+}
+
 static void test_html_write_error(void **state)
 {
 	struct symprof *sp = hostile_profile();
@@ -360,9 +400,8 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_html_escaping),
-		cmocka_unit_test(test_html_tables),
-		cmocka_unit_test(test_html_empty),
+		cmocka_unit_test(test_html_escaping),	 cmocka_unit_test(test_html_tables),
+		cmocka_unit_test(test_html_empty),	 cmocka_unit_test(test_html_python),
 		cmocka_unit_test(test_html_write_error),
 	};
 

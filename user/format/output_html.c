@@ -10,7 +10,7 @@
  *    "locs":[[module,kind,name...]...],  by location id; names root-most
  *                                        first (the function, then what is
  *                                        inlined into it); kind 0 user,
- *                                        1 kernel; with no function
+ *                                        1 kernel, 2 python; with no function
  *                                        [module,kind,"0xOFF"]
  *    "srcs":[[file,line...]...],         by location id: the source file
  *                                        and line of each name of "locs",
@@ -43,7 +43,7 @@
 #include "profile/symprof.h"
 
 /* Page kinds of a frame (flamegraph.js knows them too). */
-enum { KIND_USER, KIND_KERNEL };
+enum { KIND_USER, KIND_KERNEL, KIND_PYTHON };
 
 struct html {
 	FILE *f;
@@ -133,7 +133,9 @@ static void put_locations(struct html *h)
 		const struct sp_mapping *m = &sp->mappings[loc->mapping];
 
 		fprintf(h->f, "%s[%" PRIu32 ",%d", i ? "," : "", page_string(h, m->file),
-			loc->kernel ? KIND_KERNEL : KIND_USER);
+			loc->kernel		       ? KIND_KERNEL
+			: loc->kind == SP_FRAME_PYTHON ? KIND_PYTHON
+						       : KIND_USER);
 		/* lines[] is innermost first: the page wants the caller first. */
 		for (j = loc->line_count; j-- > 0;) {
 			const struct sp_line *l = &sp->lines[loc->first_line + j];

@@ -19,10 +19,11 @@
 
 	const KIND_USER = 0;
 	const KIND_KERNEL = 1;
-	const KIND_INLINED = 2;
-	const KIND_PROCESS = 3;
-	const KIND_ROOT = 4;
-	const KIND_NAMES = ['user', 'kernel', 'inlined', 'process', 'all'];
+	const KIND_PYTHON = 2;
+	const KIND_INLINED = 3;
+	const KIND_PROCESS = 4;
+	const KIND_ROOT = 5;
+	const KIND_NAMES = ['user', 'kernel', 'python', 'inlined', 'process', 'all'];
 	const ROW_PX = 18;
 	const MIN_FRAME_PX = 1.5; // narrower frames (and what they call) are not drawn
 	const MAX_FRAMES = 12000; // drawn at most, the top rows first
@@ -118,7 +119,7 @@
 		if (!Array.isArray(loc))
 			return [];
 		const module = str(loc[0]);
-		const kind = loc[1] === KIND_KERNEL ? KIND_KERNEL : KIND_USER;
+		const kind = loc[1] === KIND_KERNEL || loc[1] === KIND_PYTHON ? loc[1] : KIND_USER;
 		const rest = loc.slice(2);
 		if (!rest.length || typeof rest[0] === 'string') {
 			const offset = rest.length ? '+' + rest[0] : '';
@@ -497,6 +498,8 @@
 		switch (f.kind) {
 		case KIND_KERNEL:
 			return 'hsl(' + (200 + 25 * hue) + ',60%,' + (62 + 10 * light) + '%)';
+		case KIND_PYTHON:
+			return 'hsl(' + (250 + 25 * hue) + ',55%,' + (70 + 10 * light) + '%)';
 		case KIND_INLINED:
 			return 'hsl(' + (130 + 35 * hue) + ',45%,' + (55 + 12 * light) + '%)';
 		case KIND_PROCESS:
@@ -1029,7 +1032,7 @@
 	function fnRow(f, cells, className) {
 		const tr = elem('tr', 'fn-row' + (className ? ' ' + className : ''));
 		const name = elem('td', 'fn k-' + KIND_NAMES[f.kind], f.name);
-		name.title = f.module ? f.name + ' (' + f.module + ')' : f.name;
+		name.title = f.name + ' (' + KIND_NAMES[f.kind] + (f.module ? ', ' + f.module : '') + ')';
 		tr.append(name, ...cells);
 		tr.tabIndex = 0;
 		tr.setAttribute('role', 'button');
