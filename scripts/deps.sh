@@ -9,7 +9,7 @@
 set -eu
 
 packages="make gcc g++ clang lld libclang-rt-14-dev llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev pkg-config
-	libcmocka-dev liburing-dev musl-tools elfutils binutils libc6-dbg python3 python3-pytest
+	libcmocka-dev liburing-dev musl-tools elfutils binutils libc6-dbg python3 python3-pytest libpython3-dev
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 	linux-perf bpftrace clang-format
 	protobuf-c-compiler libprotobuf-c-dev protobuf-compiler golang-go chromium chromium-driver python3-selenium

@@ -2,9 +2,10 @@
 tests/workloads/python/pyburn.py burns CPU in burn_N only under the label
 set=N, on threads or in asyncio tasks, at the bottom of nested calls made
 from the module's top level. On Debian's python3.11 (also run from a
-virtualenv) and pyenv's 3.10, 3.12 and 3.13 (those present): the innermost Python
-frame of a burn sample names a burn function, its labels are its set, its
-Python frames reach the top of its thread (<module>, or threading's
+virtualenv, and embedded in a C program: tests/workloads/pyembed.c) and
+pyenv's 3.10, 3.12 and 3.13 (those present): the innermost Python frame of
+a burn sample names a burn function, its labels are its set, its Python
+frames reach the top of its thread (<module>, or threading's
 Thread._bootstrap), and record -v counts the walks. labelprof inspect of the
 running workload names the interpreter and its threads."""
 
@@ -17,7 +18,7 @@ import time
 
 import pytest
 
-from conftest import LABELPROF, OUTPUT, REPO, count, measure, record, started
+from conftest import LABELPROF, OUTPUT, REPO, count, measure, record, started, workload
 
 DURATION = 4
 INNERMOST_MIN = 0.95
@@ -34,13 +35,16 @@ def pyenv_python(minor):
 
 INTERPRETERS = {"debian-3.11": "/usr/bin/python3.11", "pyenv-3.10": pyenv_python(10),
                 "pyenv-3.12": pyenv_python(12), "pyenv-3.13": pyenv_python(13),
-                "venv-3.11": "/usr/bin/python3.11"}
+                "venv-3.11": "/usr/bin/python3.11", "embed-3.11": "pyembed"}
 
 
 def interpreter(name, tmp_path):
     """The python of name; a virtualenv's is made in tmp_path (its bin/python3.11 a
-    link to the base interpreter, run under the virtualenv's name and prefix)."""
+    link to the base interpreter, run under the virtualenv's name and prefix); the
+    embedding program is a workload (Debian's libpython)."""
     python = INTERPRETERS[name]
+    if name.startswith("embed-"):
+        return workload(python)
     if not python or not os.access(python, os.X_OK):
         pytest.skip(f"no {name} interpreter")
     if not name.startswith("venv-"):
@@ -69,7 +73,9 @@ def test_python(tmp_path, request, name, mode):
     python = interpreter(name, tmp_path)
     rec = record(tmp_path, "-v", "--", *workload_env(python), python, SCRIPT, mode, DURATION,
                  timeout=DURATION + 120)
-    samples = [s for s in rec.profile.samples if s["comm"].startswith("python")]
+    # the process's name: its threads' too (threading does not name them)
+    comm = pathlib.Path(python).name[:15]
+    samples = [s for s in rec.profile.samples if s["comm"] == comm]
     burn = innermost = labelled = top = 0
     for s in samples:
         py = python_frames(s)
@@ -108,7 +114,7 @@ def inspect(*args):
 @pytest.mark.parametrize("name", sorted(INTERPRETERS))
 def test_inspect_python(tmp_path, name):
     python = interpreter(name, tmp_path)
-    minor = int(re.search(r"3\.(\d+)$", python).group(1))
+    minor = int(re.search(r"3\.(\d+)$", name).group(1))
     with started([*workload_env(python), python, SCRIPT, "threads", 8]) as wl:
         # the workers start after the ready line
         for _ in range(50):
@@ -124,6 +130,9 @@ def test_inspect_python(tmp_path, name):
                      re.M), proc.stdout
     py = json.loads(js.stdout)["python"]
     assert py["version"] == f"3.{minor}" and py["offsets"] == offsets, py
+    # an embedding program's interpreter is in the library it links
+    if name.startswith("embed-"):
+        assert pathlib.Path(py["file"]).name.startswith(f"libpython3.{minor}.so"), py
     # the main thread and the workers: by tid, or before 3.11 by pthread_t (an address)
     assert py["thread_states"] >= 2, py
     if minor >= 11:

@@ -224,6 +224,16 @@ $(WL_DIR)/unwind_dlopen: $(UW_DIR)/gcc/unwind_dlopen.o $(UW_DIR)/gcc/common.o $(
 
 WL_BINS += $(WL_DIR)/unwind_dlopen
 
+# pyembed: CPython embedded in a C program, Debian's libpython (python3-embed's
+# flags, asked for only when it is built).
+WL_PY_CFLAGS = $(shell $(PKG_CONFIG) --cflags python3-embed)
+WL_PY_LIBS = $(shell $(PKG_CONFIG) --libs python3-embed)
+$(WL_DIR)/pyembed: $(WL_SRC)/pyembed.c | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(WL_PY_CFLAGS) $(LDFLAGS) $< $(WL_PY_LIBS) -o $@
+
+WL_BINS += $(WL_DIR)/pyembed
+
 # Last: every workload above is in WL_BINS by now.
 .PHONY: workloads
 workloads: $(WL_BINS)
