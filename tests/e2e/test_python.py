@@ -7,8 +7,10 @@ pyenv's 3.10, 3.12 and 3.13 (those present): the innermost Python frame of
 a burn sample names a burn function, its labels are its set, its Python
 frames reach the top of its thread (<module>, or threading's
 Thread._bootstrap), and record -v counts the walks. labelprof inspect of the
-running workload names the interpreter and its threads."""
+running workload names the interpreter and its threads. A pprof file keeps
+the Python frames apart from native and kernel ones through convert."""
 
+import gzip
 import json
 import os
 import pathlib
@@ -18,7 +20,8 @@ import time
 
 import pytest
 
-from conftest import LABELPROF, OUTPUT, REPO, count, measure, record, started, workload
+from conftest import (FREQ, LABELPROF, OUTPUT, REPO, count, load_json, measure, record,
+                      started, workload)
 
 DURATION = 4
 INNERMOST_MIN = 0.95
@@ -104,6 +107,23 @@ def test_python(tmp_path, request, name, mode):
     assert innermost / burn >= INNERMOST_MIN
     assert labelled / burn >= LABELS_MIN
     assert top / burn >= TOP_MIN
+
+
+def test_python_pprof(tmp_path):
+    """record's pprof puts Python frames on their "[python]" mapping, and convert
+    reads them back as Python frames, not kernel ones."""
+    python = interpreter("debian-3.11", tmp_path)
+    out, doc = tmp_path / "python.pprof", tmp_path / "python.json"
+    for cmd in (["record", "-F", FREQ, "-o", out, "--", *workload_env(python), python, SCRIPT,
+                 "threads", 2],
+                ["convert", out, "--format", "json", "-o", doc]):
+        proc = subprocess.run([str(LABELPROF), *map(str, cmd)], stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+    assert b"[python]" in gzip.decompress(out.read_bytes())
+    frames = [f for s in load_json(doc)["samples"] for f in python_frames(s)]
+    assert any(re.fullmatch(r"burn_\d", f["function"] or "") for f in frames), frames[:5]
+    assert not any(f["kernel"] for f in frames)
 
 
 def inspect(*args):
