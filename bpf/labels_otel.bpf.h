@@ -22,6 +22,11 @@ static __always_inline void put_otel_id(struct lp_scratch *sc, struct lp_sample 
 		s->status |= LP_ST_TRUNCATED;
 		return;
 	}
+	/*
+	 * Keeps the masks below: clang drops them as implied by the check, and 6.1's
+	 * verifier loses the check's bound when o is spilled and reloaded.
+	 */
+	barrier_var(o);
 	put_u16(&sc->rec[o & REC_MASK], klen | OTEL_SRC_BITS);
 	put_u16(&sc->rec[(o + 2) & REC_MASK], len);
 	__builtin_memcpy(&sc->rec[(o + 4) & REC_MASK], key, klen);
