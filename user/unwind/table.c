@@ -84,7 +84,7 @@ static __u16 deref_word(Dwarf_Sword off)
 {
 	if (off < LP_CFA_DEREF_MIN || off > LP_CFA_DEREF_MAX || off % 8)
 		return LP_CFA_NONE;
-	return LP_CFA_FP_DEREF | (__u16)((off / 8) << LP_CFA_RULE_BITS);
+	return LP_CFA_FP_DEREF | (__u16)((__u16)(off / 8) << LP_CFA_RULE_BITS);
 }
 
 static bool is_breg(const Dwarf_Op *op, int reg, Dwarf_Sword *off)
