@@ -524,15 +524,23 @@ bool registry__label(struct registry *r, pid_t pid, struct profile_label *l)
 	return true;
 }
 
-__u32 registry__snapshot(struct registry *r, pid_t pid)
+/* pid's entry; a pid first seen in a sample (a forked child) is inspected now. */
+static struct proc_entry *lookup_sampled(struct registry *r, pid_t pid)
 {
 	struct proc_entry *e = lookup(r, pid);
-	size_t i;
 
 	if (!e) {
 		inspect_pid(r, pid, PROC_FIRST_SAMPLE);
 		e = lookup(r, pid);
 	}
+	return e;
+}
+
+__u32 registry__snapshot(struct registry *r, pid_t pid)
+{
+	struct proc_entry *e = lookup_sampled(r, pid);
+	size_t i;
+
 	for (i = 0; e && i < r->nr_mods; i++)
 		if (r->mods[i]->snapshot)
 			return r->mods[i]->snapshot(r->mod[i], e->state[i], pid);
@@ -541,13 +549,9 @@ __u32 registry__snapshot(struct registry *r, pid_t pid)
 
 size_t registry__frames(struct registry *r, pid_t pid, __u64 *ips, size_t n, size_t cap)
 {
-	struct proc_entry *e = lookup(r, pid);
+	struct proc_entry *e = lookup_sampled(r, pid);
 	size_t i;
 
-	if (!e) {
-		inspect_pid(r, pid, PROC_FIRST_SAMPLE);
-		e = lookup(r, pid);
-	}
 	for (i = 0; e && i < r->nr_mods; i++)
 		if (r->mods[i]->frames)
 			n = r->mods[i]->frames(r->mod[i], e->state[i], pid, ips, n, cap);
