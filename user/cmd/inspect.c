@@ -24,6 +24,7 @@
 #include "proc/maps.h"
 #include "proc/stat.h"
 #include "proc/tls.h"
+#include "runtime/node.h"
 #include "runtime/python.h"
 
 struct inspect_env {
@@ -518,7 +519,8 @@ static void put_otel_thread(const struct lp_recipe *r, const struct tls_diag *di
 		       diag->otel_object[0] ? " in " : "", diag->otel_object);
 	if (!found)
 		return;
-	printf("    otel_thread_ctx_v1 points to the record; ");
+	printf(r->node.format ? "    otel_thread_ctx_nodejs_v1 leads to the record; "
+			      : "    otel_thread_ctx_v1 points to the record; ");
 	put_ref_where(&r->otel);
 	printf("    fields: ");
 	put_ref_fields_text(&r->otel);
@@ -644,6 +646,17 @@ static void put_python(pid_t pid, bool json)
 	maps__free(maps);
 }
 
+/* A Node.js process's OTel thread context: the V8 layout too, as record reads it. */
+static void node_ctx(pid_t pid, struct lp_recipe *r, struct tls_diag *diag)
+{
+	struct maps *maps = NULL;
+
+	maps__read(pid, 0, &maps);
+	if (node__thread_ctx(pid, maps, &r->node, diag->otel_msg, sizeof(diag->otel_msg)))
+		r->otel.access = LP_TLS_NONE;
+	maps__free(maps);
+}
+
 static int inspect_pid(const struct inspect_env *env)
 {
 	struct lp_recipe r;
@@ -655,6 +668,8 @@ static int inspect_pid(const struct inspect_env *env)
 	int err, fd;
 
 	err = tls__resolve_process(NULL, env->pid, &r, &diag);
+	if (!err && r.otel.access != LP_TLS_NONE && diag.otel_nodejs)
+		node_ctx(env->pid, &r, &diag);
 	if (err == -ESRCH) {
 		fprintf(stderr, "labelprof: no such process: %d\n", env->pid);
 		return 1;
