@@ -239,3 +239,12 @@ WL_BINS += $(WL_DIR)/pyembed
 workloads: $(WL_BINS)
 
 TEST_DEPS += $(WL_BINS)
+
+# nodectx: the process context of the Node.js test app (tests/workloads/node), preloaded;
+# libcustomlabels linked in with none of its symbols exported.
+$(WL_DIR)/nodectx.so: $(WL_SRC)/nodectx.c $(WL_LIBDIR)/libcustomlabels.a | $(WL_DIR)
+	$(call msg,LIB,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -fPIC -shared $(LDFLAGS) $< $(WL_LIBDIR)/libcustomlabels.a \
+		-Wl,--exclude-libs,ALL -s -lpthread -o $@
+
+WL_BINS += $(WL_DIR)/nodectx.so
