@@ -13,22 +13,22 @@
 #include "labels_otel.bpf.h"
 
 /* A heap object's tagged address has these low bits; a Smi's value is its upper half. */
-#define V8_TAG_MASK	3
-#define V8_HEAP_TAG	1
-#define V8_SMI_SHIFT	32
-#define V8_IS_SMI(w)	(((w) & 0xffffffffull) == 0)
-#define V8_SMI(w)	((__s64)(w) >> V8_SMI_SHIFT)
-#define V8_IS_HEAP(w)	(((w) & V8_TAG_MASK) == V8_HEAP_TAG)
+#define V8_TAG_MASK   3
+#define V8_HEAP_TAG   1
+#define V8_SMI_SHIFT  32
+#define V8_IS_SMI(w)  (((w)&0xffffffffull) == 0)
+#define V8_SMI(w)     ((__s64)(w) >> V8_SMI_SHIFT)
+#define V8_IS_HEAP(w) (((w)&V8_TAG_MASK) == V8_HEAP_TAG)
 /* OrderedHashMap: element count, deleted count, bucket count; entries are { key, value, chain } */
-#define V8_HASH_START	3
-#define V8_HASH_ENTRY	3
-#define V8_HASH_LOAD	2 /* entries per bucket */
+#define V8_HASH_START 3
+#define V8_HASH_ENTRY 3
+#define V8_HASH_LOAD  2 /* entries per bucket */
 
 /* otel_thread_ctx_nodejs_v1, one per thread (each isolate's thread has its own). */
 struct node_discovery {
-	__u64 cped_slot;      /* the isolate's ContinuationPreservedEmbedderData; 0: not published */
-	__u64 als_handle;     /* a v8::Global: the slot that holds the AsyncLocalStorage */
-	__s32 als_hash;	      /* the AsyncLocalStorage's identity hash */
+	__u64 cped_slot;  /* the isolate's ContinuationPreservedEmbedderData; 0: not published */
+	__u64 als_handle; /* a v8::Global: the slot that holds the AsyncLocalStorage */
+	__s32 als_hash;	  /* the AsyncLocalStorage's identity hash */
 	__u32 pad;
 	__u64 undefined_addr; /* the isolate's undefined: no frame, or no context */
 };
@@ -43,8 +43,8 @@ static __always_inline int v8_type(struct task_struct *task, bool remote,
 	    !V8_IS_HEAP(map) ||
 	    read_user(task, remote, type, sizeof(*type), map - V8_HEAP_TAG + n->instance_type))
 		return -1;
-	if (words && read_user(task, remote, words, sizeof(*words),
-			       map - V8_HEAP_TAG + n->instance_size))
+	if (words &&
+	    read_user(task, remote, words, sizeof(*words), map - V8_HEAP_TAG + n->instance_size))
 		return -1;
 	return 0;
 }
@@ -119,8 +119,8 @@ static __always_inline void read_node_thread(struct task_struct *task, bool remo
 	if (v8_type(task, remote, n, e[1], &type, &words) ||
 	    (type != n->api_type && type != n->special_api_type) ||
 	    n->record + sizeof(ptr) > words * 8ull ||
-	    read_user(task, remote, &ptr, sizeof(ptr), e[1] - V8_HEAP_TAG + n->record) ||
-	    !ptr || (ptr & 7))
+	    read_user(task, remote, &ptr, sizeof(ptr), e[1] - V8_HEAP_TAG + n->record) || !ptr ||
+	    (ptr & 7))
 		goto bad;
 	read_otel_record(task, remote, ptr, sc, s, off);
 	return;

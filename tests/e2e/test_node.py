@@ -11,7 +11,7 @@ burn samples must match its share of the bursts' thread CPU time. Without
 AsyncContextFrame nothing can publish a context: no labels, and inspect says
 why."""
 
-import os
+import pathlib
 import re
 import subprocess
 from collections import defaultdict
@@ -29,11 +29,18 @@ SHARE_TOLERANCE = 0.03
 
 
 def node_argv(report, *flags, worker=True):
+    """The server under env, in the report's directory: --perf-basic-prof makes V8 write
+    its code log (isolate-*-v8.log) there."""
     assert NODE.is_file(), f"{NODE} is missing: run 'make deps OUTPUT={OUTPUT}'"
-    env = [f"NODE_PATH={NODE_MODULES}", f"NODECTX_KEYS={KEYS}", "NODECTX_SERVICE=node-groundtruth",
+    env = [f"--chdir={report.parent}", f"NODE_PATH={NODE_MODULES}", f"NODECTX_KEYS={KEYS}", "NODECTX_SERVICE=node-groundtruth",
            f"LD_PRELOAD={WORKLOADS / 'nodectx.so'}"]
     return ["env", *env, NODE, "--perf-basic-prof", *flags, SERVER, "--output", report,
             *(["--worker"] if worker else [])]
+
+
+def remove_perf_map(pid):
+    """Node leaves its perf map in /tmp when it exits."""
+    pathlib.Path(f"/tmp/perf-{pid}.map").unlink(missing_ok=True)
 
 
 def inspect(pid):
@@ -92,14 +99,10 @@ def check_contexts(request, profile, samples, truth, prefix, what):
 def test_node_contexts(request, tmp_path):
     report_path = tmp_path / "node.json"
     with started(node_argv(report_path)) as wl:
-        try:
-            proc = inspect(wl.pid)
-            rec = record(tmp_path, "-p", wl.pid, duration=DURATION)
-        finally:
-            perf_map = f"/tmp/perf-{wl.pid}.map"
+        proc = inspect(wl.pid)
+        rec = record(tmp_path, "-p", wl.pid, duration=DURATION)
     check_exit(wl)
-    if os.path.exists(perf_map):
-        os.unlink(perf_map)
+    remove_perf_map(wl.pid)
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"^  OpenTelemetry thread context: Node\.js discovery struct, .*; schema nodejs_v1_dev; "
                      r"V8 layout from \S+/node \(table \+\d+, hash map header \d+, record \+\d+\) in "
@@ -121,11 +124,9 @@ def test_node_no_async_context_frame(request, tmp_path):
     report_path = tmp_path / "node.json"
     with started(node_argv(report_path, "--no-async-context-frame", worker=False)) as wl:
         proc = inspect(wl.pid)
-        rec = record(tmp_path, "-p", wl.pid, duration=2)
+        rec = record(tmp_path, "-p", wl.pid, duration=DURATION)
     check_exit(wl)
-    perf_map = f"/tmp/perf-{wl.pid}.map"
-    if os.path.exists(perf_map):
-        os.unlink(perf_map)
+    remove_perf_map(wl.pid)
     report = load_json(report_path)
     assert not report["contexts"] and "async_context_frame" in report["why"], report["why"]
     assert re.search(r"^  OpenTelemetry thread context: not read: Node\.js discovery struct, .*; "

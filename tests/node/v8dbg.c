@@ -16,8 +16,8 @@ struct otel_thread_ctx_nodejs_v1_t {
 	unsigned long undefined_addr;
 };
 
-__attribute__((visibility("default"))) __thread struct otel_thread_ctx_nodejs_v1_t
-	otel_thread_ctx_nodejs_v1;
+__attribute__((visibility(
+	"default"))) __thread struct otel_thread_ctx_nodejs_v1_t otel_thread_ctx_nodejs_v1;
 
 /* a reader of the struct, so that the linker keeps its TLS relocation */
 int otel_thread_ctx_hash(void)

@@ -35,9 +35,9 @@ static void test_discovery_symbol(void **state)
 	char path[PATH_MAX], err[256];
 
 	(void)state;
-	assert_int_equal(tls__inspect_file(fixture("v8dbg.so", path, sizeof(path)), &info, err,
-					   sizeof(err)),
-			 0);
+	assert_int_equal(
+		tls__inspect_file(fixture("v8dbg.so", path, sizeof(path)), &info, err, sizeof(err)),
+		0);
 	assert_true(info.has_otel);
 	assert_true(info.otel_nodejs);
 	assert_true(info.otel_sym_dynamic);

@@ -139,7 +139,8 @@ static ctx_kv_t *ctx_attr(ctx_kv_t *kv, ctx_value_t *v, const char *key, const c
 			  int64_t num)
 {
 	ctx_kv_t k = OPENTELEMETRY__PROTO__PROCESSCONTEXT__V1DEVELOPMENT__CONTEXT_KEY_VALUE__INIT;
-	ctx_value_t x = OPENTELEMETRY__PROTO__PROCESSCONTEXT__V1DEVELOPMENT__CONTEXT_ANY_VALUE__INIT;
+	ctx_value_t x =
+		OPENTELEMETRY__PROTO__PROCESSCONTEXT__V1DEVELOPMENT__CONTEXT_ANY_VALUE__INIT;
 
 	*kv = k;
 	*v = x;

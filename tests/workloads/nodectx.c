@@ -30,7 +30,8 @@ __attribute__((constructor)) static void nodectx_publish(void)
 	copy = strdup(keys_env);
 	if (!copy)
 		abort();
-	for (tok = strtok_r(copy, ",", &save); tok && n < MAX_KEYS; tok = strtok_r(NULL, ",", &save))
+	for (tok = strtok_r(copy, ",", &save); tok && n < MAX_KEYS;
+	     tok = strtok_r(NULL, ",", &save))
 		keys[n++] = tok;
 	ret = custom_labels_otel_publish_schema("nodejs_v1_dev", &resource, 1, keys, n);
 	if (ret) {

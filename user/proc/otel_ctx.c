@@ -301,8 +301,9 @@ static int take_threadlocal(struct otel_ctx *ctx, const ctx_kv_t *kv)
 	    OPENTELEMETRY__PROTO__PROCESSCONTEXT__V1DEVELOPMENT__CONTEXT_ANY_VALUE__VALUE_INT_VALUE) {
 		snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)kv->value->int_value);
 		a->value = strdup(buf);
-	} else if (kv->value->value_case ==
-		   OPENTELEMETRY__PROTO__PROCESSCONTEXT__V1DEVELOPMENT__CONTEXT_ANY_VALUE__VALUE_STRING_VALUE) {
+	} else if (
+		kv->value->value_case ==
+		OPENTELEMETRY__PROTO__PROCESSCONTEXT__V1DEVELOPMENT__CONTEXT_ANY_VALUE__VALUE_STRING_VALUE) {
 		a->value = copy_str(kv->value->string_value);
 	} else {
 		return 0;

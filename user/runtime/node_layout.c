@@ -160,7 +160,9 @@ int node__find_layout(pid_t pid, const struct maps *maps, const struct otel_ctx 
 	memset(ref, 0, sizeof(*ref));
 	for (i = 0; maps && i < maps__count(maps) && ret; i++) {
 		e = maps__entry(maps, i);
-		if (e->kind != MAPS_FILE || !node_name(e->path))
+		/* the first file is the executable: node under another name (a single executable
+		 * application) */
+		if (e->kind != MAPS_FILE || (prev && !node_name(e->path)))
 			continue;
 		/* a file's first mapping; the others are the same file */
 		if (prev && prev->inode == e->inode && prev->dev_major == e->dev_major &&
@@ -181,32 +183,37 @@ int node__find_layout(pid_t pid, const struct maps *maps, const struct otel_ctx 
 	if (ret) {
 		memset(ref, 0, sizeof(*ref));
 		msg__set(msg, msg_len, "no V8 layout: %s",
-			 err[0] ? err : "no mapped node executable or libnode with v8dbg_* symbols");
+			 err[0] ? err
+				: "no mapped node executable or libnode with v8dbg_* symbols");
 		return ret;
 	}
 	tagged = ctx ? otel_ctx__threadlocal(ctx, "threadlocal.tagged_size") : NULL;
 	if (tagged && strcmp(tagged, "8")) {
 		memset(ref, 0, sizeof(*ref));
-		msg__set(msg, msg_len, "the process context says threadlocal.tagged_size %s: "
-				       "only 8 is read", tagged);
+		msg__set(msg, msg_len,
+			 "the process context says threadlocal.tagged_size %s: "
+			 "only 8 is read",
+			 tagged);
 		return -ENOTSUP;
 	}
-	if (ctx && (!ctx_constant(ctx, "threadlocal.js_map_table_offset", &ref->map_table, 8, &used) ||
-		    !ctx_constant(ctx, "threadlocal.ordered_hash_map_header_size", &ref->hash_header, 8,
-				  &used) ||
-		    !ctx_constant(ctx, "threadlocal.js_object_record_offset", &ref->record, 8, &used))) {
+	if (ctx &&
+	    (!ctx_constant(ctx, "threadlocal.js_map_table_offset", &ref->map_table, 8, &used) ||
+	     !ctx_constant(ctx, "threadlocal.ordered_hash_map_header_size", &ref->hash_header, 8,
+			   &used) ||
+	     !ctx_constant(ctx, "threadlocal.js_object_record_offset", &ref->record, 8, &used))) {
 		memset(ref, 0, sizeof(*ref));
 		msg__set(msg, msg_len, "the process context's V8 layout constants are not offsets");
 		return -EINVAL;
 	}
 	if (ref->hash_header < 8) {
 		memset(ref, 0, sizeof(*ref));
-		msg__set(msg, msg_len, "the process context's ordered_hash_map_header_size is too small");
+		msg__set(msg, msg_len,
+			 "the process context's ordered_hash_map_header_size is too small");
 		return -EINVAL;
 	}
 	msg__set(msg, msg_len, "V8 layout from %s%s (table +%u, hash map header %u, record +%u)",
-		 prev ? prev->path : "?", used ? " and the process context" : "",
-		 ref->map_table, ref->hash_header, ref->record);
+		 prev ? prev->path : "?", used ? " and the process context" : "", ref->map_table,
+		 ref->hash_header, ref->record);
 	return 0;
 }
 
@@ -269,7 +276,8 @@ int node__thread_ctx(pid_t pid, const struct maps *maps, struct lp_node_ref *ref
 	} else if (!ret && schema && strcmp(schema, NODE_SCHEMA)) {
 		memset(ref, 0, sizeof(*ref));
 		ret = -ENOTSUP;
-		snprintf(layout, sizeof(layout), "the process context's schema is not " NODE_SCHEMA);
+		snprintf(layout, sizeof(layout),
+			 "the process context's schema is not " NODE_SCHEMA);
 	}
 	msg__set(msg, msg_len, "Node.js discovery struct, %s; schema %s; %s%s", where,
 		 schema ? schema : "none published", ret ? "labels cannot be read: " : "", layout);
