@@ -24,9 +24,9 @@ struct otel_ctx;
 int node__v8_layout(const struct elf_file *ef, struct lp_node_ref *ref, char *err, size_t err_len);
 
 /*
- * The same from the first mapped node executable or libnode of pid, then
- * the layout constants its process context publishes (ctx, may be NULL)
- * in their place. msg says where they came from, or why there are none.
+ * The same from pid's executable, else a mapped file named node, nodejs
+ * or libnode.so*, then the offsets its process context publishes (ctx, may
+ * be NULL) in their place: its instance types come from the binary alone. msg says where they came from, or why there are none.
  */
 int node__find_layout(pid_t pid, const struct maps *maps, const struct otel_ctx *ctx,
 		      struct lp_node_ref *ref, char *msg, size_t msg_len);

@@ -160,8 +160,7 @@ int node__find_layout(pid_t pid, const struct maps *maps, const struct otel_ctx 
 	memset(ref, 0, sizeof(*ref));
 	for (i = 0; maps && i < maps__count(maps) && ret; i++) {
 		e = maps__entry(maps, i);
-		/* the first file is the executable: node under another name (a single executable
-		 * application) */
+		/* the executable (the first file) whatever its name, then node and libnode */
 		if (e->kind != MAPS_FILE || (prev && !node_name(e->path)))
 			continue;
 		/* a file's first mapping; the others are the same file */
@@ -191,8 +190,7 @@ int node__find_layout(pid_t pid, const struct maps *maps, const struct otel_ctx 
 	if (tagged && strcmp(tagged, "8")) {
 		memset(ref, 0, sizeof(*ref));
 		msg__set(msg, msg_len,
-			 "the process context says threadlocal.tagged_size %s: "
-			 "only 8 is read",
+			 "the process context says threadlocal.tagged_size %s: only 8 is read",
 			 tagged);
 		return -ENOTSUP;
 	}
