@@ -159,3 +159,30 @@ def test_inspect_python(tmp_path, name):
         assert py["thread_ids"] == "tid" and wl.pid in py["threads"], py
     else:
         assert py["thread_ids"] == "pthread_t" and min(py["threads"]) > 1 << 32, py
+
+
+@pytest.mark.parametrize("name", ["debian-3.11", "pyenv-3.10", "pyenv-3.12", "pyenv-3.13"])
+def test_code_reused(tmp_path, request, name):
+    """Code objects freed while sampling, their addresses taken by the next ones
+    (tests/workloads/python/codechurn.py): no sample names a function other than
+    the one that ran (the label gen=N says which). A code object freed before
+    userspace read it cannot be named at all: half of them at least are."""
+    python = interpreter(name, tmp_path)
+    rec = record(tmp_path, "--", *workload_env(python), python,
+                 REPO / "tests/workloads/python/codechurn.py", DURATION, timeout=DURATION + 120)
+    labelled = named = wrong = 0
+    for s in rec.profile.samples:
+        gen = (s.get("labels") or {}).get("gen")
+        py = python_frames(s)
+        if gen is None or not py:
+            continue
+        labelled += s["count"]
+        m = re.fullmatch(r"gen_(\d+)", py[0].get("function") or "")
+        if m:
+            named += s["count"]
+            wrong += s["count"] * (m[1] != gen)
+    measure(request, f"{name}: {labelled} samples in a generation, {named} named gen_N, "
+            f"{wrong} named after another generation")
+    assert labelled > 100, rec.describe()
+    assert wrong == 0
+    assert named / labelled >= 0.5
