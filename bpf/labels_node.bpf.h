@@ -120,7 +120,7 @@ static __always_inline void read_node_thread(struct task_struct *task, bool remo
 	    (type != n->api_type && type != n->special_api_type) ||
 	    n->record + sizeof(ptr) > words * 8ull ||
 	    read_user(task, remote, &ptr, sizeof(ptr), e[1] - V8_HEAP_TAG + n->record) || !ptr ||
-	    (ptr & 7))
+	    (ptr & 1))
 		goto bad;
 	read_otel_record(task, remote, ptr, sc, s, off);
 	return;

@@ -9,7 +9,8 @@ sample must carry the context of a request that held its slot (route, slot
 and span id together), never another; each route's share of the labelled
 burn samples must match its share of the bursts' thread CPU time. Without
 AsyncContextFrame nothing can publish a context: no labels, and inspect says
-why."""
+why. fakenode (C) lays out the V8 objects itself, damaged ones among them: no
+context for those, never a wrong one."""
 
 import pathlib
 import re
@@ -137,3 +138,31 @@ def test_node_no_async_context_frame(request, tmp_path):
     labelled = sum(s["count"] for s in samples if {"span_id", "http.route"} & set(s.get("labels") or {}))
     measure(request, f"no AsyncContextFrame: {burn} burn samples, {labelled} with thread context labels")
     assert burn > 100 and labelled == 0
+
+
+def test_node_walk_checked(request, tmp_path):
+    """fakenode lays out the V8 objects in C: good frames give their record's span id,
+    damaged ones (tests/workloads/fakenode.c) no context, never another's."""
+    with started([WORKLOADS / "fakenode", "-w"]) as wl:
+        rec = record(tmp_path, "-p", wl.pid, duration=DURATION)
+    check_exit(wl)
+    good = right = bad = wrong = 0
+    for s in rec.profile.of_pids(wl.pid):
+        span = (s.get("labels") or {}).get("span_id")
+        k = burn_slot(s, "burn_ctx")
+        if k is not None:
+            good += s["count"]
+            if span == f"{k + 1:02x}" * 8:
+                right += s["count"]
+            elif span is not None:
+                wrong += s["count"]
+        elif burn_slot(s, "burn_bad") is not None:
+            bad += s["count"]
+            if span is not None or "trace_id" in (s.get("labels") or {}):
+                wrong += s["count"]
+    measure(request, f"fakenode: {right} of {good} good-frame samples with their span id, "
+            f"{bad} damaged-frame samples, {wrong} with a wrong context")
+    assert good > 100 and bad > 100
+    assert wrong == 0
+    assert right / good >= LABELS_MIN
+    assert rec.profile.counters["malformed_labels"] > 0

@@ -248,3 +248,11 @@ $(WL_DIR)/nodectx.so: $(WL_SRC)/nodectx.c $(WL_LIBDIR)/libcustomlabels.a | $(WL_
 		-Wl,--exclude-libs,ALL -s -lpthread -o $@
 
 WL_BINS += $(WL_DIR)/nodectx.so
+
+# fakenode: the Node.js thread context's V8 objects laid out by a C program (its own TLS).
+$(WL_DIR)/fakenode: $(WL_SRC)/fakenode.c $(WL_COMMON) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(LDFLAGS) $< $(WL_COMMON) \
+		-Wl,--export-dynamic-symbol=otel_thread_ctx_nodejs_v1 -lpthread -o $@
+
+WL_BINS += $(WL_DIR)/fakenode
