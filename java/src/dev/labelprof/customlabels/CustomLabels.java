@@ -53,7 +53,10 @@ public final class CustomLabels {
         final Thread thread = Thread.currentThread();
         LabelSet set = LabelSet.EMPTY;
 
-        /** Installs next; returns the set it replaces. */
+        /**
+         * Installs next; returns the set it replaces. The field changes after the swap:
+         * a set stays reachable (not freed) while installed.
+         */
         LabelSet install(LabelSet next) {
             LabelSet prev = set;
             Native.swap(next.handle);
