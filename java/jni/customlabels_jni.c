@@ -41,23 +41,30 @@ JNIEXPORT void JNICALL Java_dev_labelprof_customlabels_Native_freeSet(JNIEnv *en
 	custom_labels_labelset_free(ptr(set));
 }
 
+/* The bytes of a, or NULL (ENOMEM); freed by the caller. */
+static unsigned char *copy_bytes(JNIEnv *env, jbyteArray a, size_t *len)
+{
+	jsize n = (*env)->GetArrayLength(env, a);
+	unsigned char *p = malloc((size_t)n + 1);
+
+	if (p)
+		(*env)->GetByteArrayRegion(env, a, 0, n, (jbyte *)p);
+	*len = (size_t)n;
+	return p;
+}
+
 JNIEXPORT jint JNICALL Java_dev_labelprof_customlabels_Native_setLabel(JNIEnv *env, jclass cls,
 								       jlong set, jbyteArray key,
 								       jbyteArray value)
 {
-	jsize klen = (*env)->GetArrayLength(env, key), vlen = (*env)->GetArrayLength(env, value);
-	jbyte *k, *v;
+	size_t klen, vlen;
+	unsigned char *k = copy_bytes(env, key, &klen), *v = copy_bytes(env, value, &vlen);
 	int err = -ENOMEM;
 
-	k = (*env)->GetByteArrayElements(env, key, NULL);
-	if (!k)
-		return err;
-	v = (*env)->GetByteArrayElements(env, value, NULL);
-	if (v) {
-		err = custom_labels_labelset_set(ptr(set), k, (size_t)klen, v, (size_t)vlen);
-		(*env)->ReleaseByteArrayElements(env, value, v, JNI_ABORT);
-	}
-	(*env)->ReleaseByteArrayElements(env, key, k, JNI_ABORT);
+	if (k && v)
+		err = custom_labels_labelset_set(ptr(set), k, klen, v, vlen);
+	free(v);
+	free(k);
 	return err;
 }
 
@@ -65,23 +72,17 @@ JNIEXPORT jint JNICALL Java_dev_labelprof_customlabels_Native_setLabel(JNIEnv *e
 JNIEXPORT jbyteArray JNICALL Java_dev_labelprof_customlabels_Native_get(JNIEnv *env, jclass cls,
 									jbyteArray key)
 {
-	jsize klen = (*env)->GetArrayLength(env, key);
 	const unsigned char *value;
 	jbyteArray out = NULL;
-	size_t vlen;
-	jbyte *k;
-	int err;
+	size_t klen, vlen;
+	unsigned char *k = copy_bytes(env, key, &klen);
 
-	k = (*env)->GetByteArrayElements(env, key, NULL);
-	if (!k)
-		return NULL;
-	err = custom_labels_get(k, (size_t)klen, &value, &vlen);
-	(*env)->ReleaseByteArrayElements(env, key, k, JNI_ABORT);
-	if (err)
-		return NULL;
-	out = (*env)->NewByteArray(env, (jsize)vlen);
-	if (out)
-		(*env)->SetByteArrayRegion(env, out, 0, (jsize)vlen, (const jbyte *)value);
+	if (k && !custom_labels_get(k, klen, &value, &vlen)) {
+		out = (*env)->NewByteArray(env, (jsize)vlen);
+		if (out)
+			(*env)->SetByteArrayRegion(env, out, 0, (jsize)vlen, (const jbyte *)value);
+	}
+	free(k);
 	return out;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 import dev.labelprof.customlabels.CustomLabels;
+import dev.labelprof.customlabels.OtelContext;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -67,6 +68,9 @@ public final class CustomLabelsTest {
             }
         }
         published("outer closed");
+        try (var empty = CustomLabels.with("", "empty key", "k", "")) {
+            published("empty key and value", "", "empty key", "k", "");
+        }
         var s = CustomLabels.with("a", "1");
         s.close();
         try (var t = CustomLabels.with("b", "2")) {
@@ -89,6 +93,17 @@ public final class CustomLabelsTest {
                 many[i + 1] = "v";
             }
             expect(IllegalArgumentException.class, () -> CustomLabels.with(many), "17 labels");
+            expect(IllegalArgumentException.class,
+                    () -> OtelContext.attach(new byte[16], new byte[8], 1, "unknown", "v"),
+                    "an attribute key not published");
+            expect(IllegalArgumentException.class,
+                    () -> OtelContext.attach(new byte[15], new byte[8], 1), "a short trace id");
+            OtelContext.publish(Map.of("service.name", "test"), List.of("http.route"));
+            try (var o = OtelContext.attach(new byte[16], new byte[8], 1, "http.route", "/x")) {
+                try (var p = OtelContext.attach(new byte[16], new byte[8], 0)) {
+                    published("OTel context scopes leave custom labels alone", "tenant", "acme");
+                }
+            }
             published("after errors", "tenant", "acme");
             var other = CustomLabels.with("x", "y");
             Thread t = new Thread(() -> expect(IllegalStateException.class, other::close,

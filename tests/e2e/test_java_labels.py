@@ -17,6 +17,8 @@ import pathlib
 import shutil
 import subprocess
 
+import pytest
+
 from conftest import (ATTRIBUTION_MIN, OUTPUT, check_exit, count, load_json, measure,
                       overlap_fraction, record, started, user_frames)
 
@@ -80,17 +82,24 @@ def leaf_function(sample, ranges, names):
     return None
 
 
-def test_java_attribution(request, tmp_path):
+@pytest.mark.parametrize("mode", ["pid", "command"])
+def test_java_attribution(request, tmp_path, mode):
+    """-p PID on a running JVM, or -- java ...: profiled from its start, the JVM loads
+    the library in main() and waits a second (labelprof inspects it again) before
+    it burns."""
     report_path = tmp_path / "labelburn.json"
     cp = classpath(OUTPUT / "lib/customlabels.jar", OUTPUT / "workloads/labelburn.jar")
     argv = [jdk_tool("java"), *JVM, "-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit",
             # every burn function compiled by itself: a frame of its own
             "-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,LabelBurn::burn*",
             "-cp", cp, "LabelBurn", "--threads", "2", "--pool", "2", "--interval", "1000,5000",
-            "--output", report_path, "--wait-stdin"]
-    with started(argv, ready_timeout=60) as wl:
-        rec = record(tmp_path, "-p", wl.pid, duration=DURATION)
-    check_exit(wl)
+            "--output", report_path]
+    if mode == "pid":
+        with started(argv + ["--wait-stdin"], ready_timeout=60) as wl:
+            rec = record(tmp_path, "-p", wl.pid, duration=DURATION)
+        check_exit(wl)
+    else:
+        rec = record(tmp_path, "--", *argv, "--duration", DURATION, "--start-delay-ms", 1000)
     report = load_json(report_path)
     ranges = perf_map(report["pid"])
     prof = rec.profile

@@ -25,7 +25,8 @@ import java.util.concurrent.TimeUnit;
  * burnNone without labels in between, pool threads in burnPool with their own labels
  * after each task. Writes the sets and each burn's thread, wall time and CPU time.
  *   java -cp customlabels.jar:labelburn.jar LabelBurn --output FILE
- *       [--threads N] [--pool N] [--interval MIN_US,MAX_US] [--duration S | --wait-stdin]
+ *       [--threads N] [--pool N] [--interval MIN_US,MAX_US] [--start-delay-ms N]
+ *       [--duration S | --wait-stdin]
  */
 public final class LabelBurn {
     static final String[][] SETS = {
@@ -161,6 +162,18 @@ public final class LabelBurn {
         }
     }
 
+    /** timed() under the labels of function k. */
+    static void labelled(long tid, int k, long ns) {
+        String[] labels = k < SETS.length ? SETS[k] : k == SETS.length + 1 ? POOL_LABELS : null;
+        if (labels == null) {
+            timed(tid, k, ns);
+            return;
+        }
+        try (var s = CustomLabels.with(labels)) {
+            timed(tid, k, ns);
+        }
+    }
+
     static long pick(Random r, long[] interval) {
         return 1000 * (interval[0] + (long) r.nextInt((int) (interval[1] - interval[0] + 1)));
     }
@@ -170,6 +183,7 @@ public final class LabelBurn {
         long[] interval = {1000, 5000};
         double duration = 0;
         boolean waitStdin = false;
+        long startDelayMs = 0;
         String output = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -181,6 +195,7 @@ public final class LabelBurn {
                 break;
             case "--duration": duration = Double.parseDouble(args[++i]); break;
             case "--wait-stdin": waitStdin = true; break;
+            case "--start-delay-ms": startDelayMs = Long.parseLong(args[++i]); break;
             case "--output": output = args[++i]; break;
             default:
                 System.err.println("LabelBurn: unknown argument " + args[i]);
@@ -192,10 +207,13 @@ public final class LabelBurn {
             System.exit(2);
         }
         OtelContext.publish(Map.of(RESOURCE[0], RESOURCE[1]), List.of("http.route"));
-        // compiled code for every burn function before anything is measured
+        // a profiler that saw the JVM start inspects it again once the library is loaded
+        Thread.sleep(startDelayMs);
+        // compiled code for every burn function before the threads start
+        long mainTid = tid();
         for (int n = 0; n < 200; n++) {
-            for (int k = 0; k < 6; k++) {
-                sink += burn(k, 200_000);
+            for (int k = 0; k < SETS.length + 2; k++) {
+                labelled(mainTid, k, 200_000);
             }
         }
 
@@ -207,14 +225,7 @@ public final class LabelBurn {
                 long tid = tid();
                 Random r = new Random(seed);
                 while (!stop) {
-                    int k = r.nextInt(SETS.length + 1);
-                    if (k == SETS.length) {
-                        timed(tid, k, pick(r, iv));
-                        continue;
-                    }
-                    try (var s = CustomLabels.with(SETS[k])) {
-                        timed(tid, k, pick(r, iv));
-                    }
+                    labelled(tid, r.nextInt(SETS.length + 1), pick(r, iv));
                 }
             }, "burner-" + t));
         }
