@@ -36,7 +36,8 @@ $(J_DIR)/customlabels_jni.o: java/jni/customlabels_jni.c $(J_STAMP)
 
 # libcustomlabels.so as a dependency, not linked in: a process has one copy of the
 # labels' thread-local storage, which native code linking the library shares.
-$(J_SO): $(J_DIR)/customlabels_jni.o $(CL_SO)
+# (Its path by name: libcustomlabels/build.mk, which names it, comes later.)
+$(J_SO): $(J_DIR)/customlabels_jni.o $(OUTPUT)/lib/libcustomlabels.so
 	$(call msg,LIB,$@)
 	$(Q)$(CC) $(LDFLAGS) -shared $< -L$(@D) -l:libcustomlabels.so -Wl,-rpath,'$$ORIGIN' \
 		-Wl,-z,now -o $@
