@@ -37,7 +37,8 @@ import java.util.concurrent.ExecutorService;
  * of 256 by default): beyond them {@code with} throws IllegalArgumentException.
  *
  * <p>The library owns the labels of the threads that use it: labels set on the same
- * thread through libcustomlabels' C API are replaced.
+ * thread through libcustomlabels' C API are replaced. Labels belong to platform threads:
+ * a virtual thread's would stay on its carrier thread.
  */
 public final class CustomLabels {
     /** Transitions (labels before, labels added) kept. */
