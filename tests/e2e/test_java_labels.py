@@ -14,12 +14,13 @@ share of the CPU time the workload measured."""
 
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 
 import pytest
 
-from conftest import (ATTRIBUTION_MIN, OUTPUT, check_exit, count, load_json, measure,
+from conftest import (ATTRIBUTION_MIN, OUTPUT, REPO, check_exit, count, load_json, measure,
                       overlap_fraction, record, started, user_frames)
 
 DURATION = 4
@@ -53,6 +54,57 @@ def test_library():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "checks passed" in proc.stdout, proc.stdout
     assert "WARNING" not in proc.stderr, proc.stderr
+
+
+# The README's Java examples as the body of a method whose parameters are the names
+# they use; handle() notes the labels each request ran with.
+README_HARNESS = """
+import dev.labelprof.customlabels.*;
+import java.util.*;
+import java.util.concurrent.*;
+{imports}
+
+public final class ReadmeJava {{
+    static final List<Map<String, String>> SEEN = new ArrayList<>();
+
+    static void handle(Object request) {{
+        SEEN.add(CustomLabels.current());
+    }}
+
+    static void examples(String tenant, String endpoint, Object request, Runnable task,
+            Runnable runnable, byte[] traceId, byte[] spanId) throws Exception {{
+{body}
+    }}
+
+    public static void main(String[] args) throws Exception {{
+        examples("acme", "/search", new Object(), () -> {{}}, () -> {{}}, new byte[16],
+                new byte[8]);
+        System.out.println(SEEN);
+        System.exit(0);
+    }}
+}}
+"""
+
+
+def test_readme_examples(tmp_path):
+    """The README's Java examples compile against the library and run."""
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("\n## Java\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```java\n(.*?)```", section, re.S)
+    assert blocks, "no Java example in the README's Java section"
+    lines = "".join(blocks).splitlines()
+    src = tmp_path / "ReadmeJava.java"
+    src.write_text(README_HARNESS.format(
+        imports="\n".join(x for x in lines if x.startswith("import ")),
+        body="\n".join(x for x in lines if not x.startswith("import "))))
+    jar = classpath(OUTPUT / "lib/customlabels.jar")
+    for argv in ([jdk_tool("javac"), "--release", "17", "-cp", jar, "-d", tmp_path, src],
+                 [jdk_tool("java"), *JVM, "-cp", f"{jar}:{tmp_path}", "ReadmeJava"]):
+        proc = subprocess.run([str(a) for a in argv], stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    # handle() ran twice: under both labels, then with none (an OTel context only)
+    assert proc.stdout.strip() == "[{endpoint=/search, tenant=acme}, {}]", proc.stdout
 
 
 def perf_map(pid):
