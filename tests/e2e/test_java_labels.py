@@ -10,7 +10,8 @@ in between, pool threads in burnPool under their own labels after each task.
 A sample's function is its innermost user frame, named by the JVM's own map of
 its compiled code (/tmp/perf-PID.map, written at exit), and must carry exactly
 that function's labels; each function's share of the samples must match its
-share of the CPU time the workload measured."""
+share of the CPU time the workload measured. The README's Java examples compile
+and run."""
 
 import os
 import pathlib
@@ -123,10 +124,15 @@ def perf_map(pid):
 
 
 def leaf_function(sample, ranges, names):
-    """The burn function of names the innermost user frame is in, or None."""
+    """The burn function of names the innermost user frame is in, or None: by its
+    name when labelprof names it (a Java method as Class.method), else by its
+    address in the JVM's map."""
     frames = user_frames(sample)
     if not frames:
         return None
+    if frames[0].get("function"):
+        method = re.split(r"[.:]", frames[0]["function"].split("(", 1)[0])[-1]
+        return method if method in names else None
     pc = int(frames[0]["address"], 16)
     for start, end, fn in ranges:
         if start <= pc < end:
