@@ -100,7 +100,9 @@ def test_readme_examples(tmp_path):
         body="\n".join(x for x in lines if not x.startswith("import "))))
     jar = classpath(OUTPUT / "lib/customlabels.jar")
     for argv in ([jdk_tool("javac"), "--release", "17", "-cp", jar, "-d", tmp_path, src],
-                 [jdk_tool("java"), *JVM, "-cp", f"{jar}:{tmp_path}", "ReadmeJava"]):
+                 # the library named by the property, not found on the library path
+                 [jdk_tool("java"), f"-Ddev.labelprof.customlabels.lib={OUTPUT / 'lib'}"
+                  "/libcustomlabels-jni.so", "-cp", f"{jar}:{tmp_path}", "ReadmeJava"]):
         proc = subprocess.run([str(a) for a in argv], stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -10,10 +10,19 @@ package dev.labelprof.customlabels;
 final class Native {
     static {
         String path = System.getProperty("dev.labelprof.customlabels.lib");
-        if (path != null) {
-            System.load(path);
-        } else {
-            System.loadLibrary("customlabels-jni");
+        try {
+            if (path != null) {
+                System.load(path);
+            } else {
+                System.loadLibrary("customlabels-jni");
+            }
+        } catch (UnsatisfiedLinkError e) {
+            UnsatisfiedLinkError hint = new UnsatisfiedLinkError(e.getMessage()
+                    + ": put libcustomlabels-jni.so (and libcustomlabels.so beside it) on"
+                    + " -Djava.library.path, or name it with"
+                    + " -Ddev.labelprof.customlabels.lib=PATH");
+            hint.initCause(e);
+            throw hint;
         }
     }
 
