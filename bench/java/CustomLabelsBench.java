@@ -41,7 +41,8 @@ public final class CustomLabelsBench {
 
     private static void with2(int calls) {
         for (int i = 0; i < calls; i++) {
-            try (var s = CustomLabels.with("tenant", TENANTS[i & 3], "endpoint", ENDPOINTS[i & 1])) {
+            try (var s = CustomLabels.with("tenant", TENANTS[i & 3], "endpoint",
+                    ENDPOINTS[i & 1])) {
                 sink += i;
             }
         }
@@ -136,8 +137,8 @@ public final class CustomLabelsBench {
         for (int i = 0; i < ops.length; i++) {
             ns[i] = best((Op) ops[i][2], (Integer) ops[i][3], rounds);
         }
-        System.out.printf("dev.labelprof.customlabels, ns per scope (open + close), best of %d rounds%n",
-                rounds);
+        System.out.printf("dev.labelprof.customlabels, ns per scope (open + close), "
+                + "best of %d rounds%n", rounds);
         System.out.printf("%-12s %-38s %8s%n", "op", "what", "ns");
         for (int i = 0; i < ops.length; i++) {
             System.out.printf("%-12s %-38s %8.1f%n", ops[i][0], ops[i][1], ns[i]);

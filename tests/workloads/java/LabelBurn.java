@@ -299,7 +299,8 @@ public final class LabelBurn {
 
     static void write(String output) throws IOException {
         try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(Path.of(output)))) {
-            w.printf("{\"pid\":%d,\"resource\":%s,%n", ProcessHandle.current().pid(), json(RESOURCE));
+            w.printf("{\"pid\":%d,\"resource\":%s,%n", ProcessHandle.current().pid(),
+                    json(RESOURCE));
             w.printf("\"otel\":{\"set\":3,\"trace_id\":\"0af7651916cd43dd8448eb211c80319c\","
                     + "\"span_id\":\"b7ad6b7169203331\",\"http.route\":\"%s\"},%n", ROUTE);
             w.print("\"sets\":[");
@@ -315,7 +316,8 @@ public final class LabelBurn {
             synchronized (INTERVALS) {
                 for (int i = 0; i < INTERVALS.size(); i++) {
                     long[] v = INTERVALS.get(i);
-                    w.printf("%s[%d,%d,%d,%d,%d]", i > 0 ? ",\n" : "", v[0], v[1], v[2], v[3], v[4]);
+                    w.printf("%s[%d,%d,%d,%d,%d]", i > 0 ? ",\n" : "", v[0], v[1], v[2], v[3],
+                            v[4]);
                 }
             }
             w.println("]}");
