@@ -177,6 +177,9 @@ def test_java_attribution(request, tmp_path, mode):
 
     right = dict.fromkeys(expected, 0)
     total = dict.fromkeys(expected, 0)
+    # samples of the sets' functions on pool threads (the JVM names threads as Java does)
+    in_pool = 0
+    sets = {s["function"] for s in report["sets"]}
     wrong = []
     samples = prof.of_pids(report["pid"])
     for s in samples:
@@ -184,6 +187,8 @@ def test_java_attribution(request, tmp_path, mode):
         if fn is None:
             continue
         total[fn] += s["count"]
+        if fn in sets and s["comm"] == "pool":
+            in_pool += s["count"]
         if (s.get("labels") or {}) == expected[fn]:
             right[fn] += s["count"]
         else:
@@ -198,12 +203,13 @@ def test_java_attribution(request, tmp_path, mode):
     expected_samples = prof.frequency * cpu_total / 1e9
     measure(request, f"{count(samples)} samples, {named} in burn functions "
                      f"({named / max(expected_samples, 1):.1%} of {expected_samples:.0f} "
-                     f"expected from their CPU time), {sum(right.values())}/{named} "
-                     f"correctly labelled")
+                     f"expected from their CPU time; {in_pool} in pool tasks), "
+                     f"{sum(right.values())}/{named} correctly labelled")
 
     assert cpu_total > 0, "the workload burned no CPU inside the recording's time window"
     assert named >= NAMED_MIN * expected_samples, (
         f"{named} samples in burn functions, expected about {expected_samples:.0f}")
+    assert in_pool > 0, "no sample of a labelled set in a pool task"
     for fn in expected:
         assert total[fn] > 0, f"no sample in {fn}"
         assert right[fn] / total[fn] >= ATTRIBUTION_MIN, (
