@@ -98,6 +98,8 @@ public final class CustomLabelsTest {
                     "an attribute key not published");
             expect(IllegalArgumentException.class,
                     () -> OtelContext.attach(new byte[15], new byte[8], 1), "a short trace id");
+            expect(NullPointerException.class, () -> OtelContext.attach(null, new byte[8], 1),
+                    "no trace id");
             OtelContext.publish(Map.of("service.name", "test"), List.of("http.route"));
             try (var o = OtelContext.attach(new byte[16], new byte[8], 1, "http.route", "/x")) {
                 try (var p = OtelContext.attach(new byte[16], new byte[8], 0)) {

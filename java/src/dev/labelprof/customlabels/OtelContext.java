@@ -89,6 +89,10 @@ public final class OtelContext {
      */
     public static Scope attach(byte[] traceId, byte[] spanId, int traceFlags,
             String... attributes) {
+        if (traceId.length != 16 || spanId.length != 8) {
+            throw new IllegalArgumentException("trace id of " + traceId.length
+                    + " bytes, span id of " + spanId.length + ": 16 and 8 expected");
+        }
         if (attributes.length % 2 != 0) {
             throw new IllegalArgumentException("attach(..., key, value, ...): an odd number");
         }
@@ -112,7 +116,7 @@ public final class OtelContext {
         long h = Native.otelEnter(traceId, spanId, traceFlags, entries.toByteArray());
         if (h < 0) {
             throw new IllegalArgumentException("OTel thread context record: error " + -h
-                    + " (ids of 16 and 8 bytes, attributes within 612 bytes)");
+                    + " (attributes beyond its 612 bytes)");
         }
         return new Scope(h);
     }
