@@ -24,10 +24,10 @@ static jlong handle(const void *p)
 }
 
 /* The hot path: one store, no allocation. */
-JNIEXPORT jlong JNICALL Java_dev_labelprof_customlabels_Native_swap(JNIEnv *env, jclass cls,
-								    jlong set)
+JNIEXPORT void JNICALL Java_dev_labelprof_customlabels_Native_swap(JNIEnv *env, jclass cls,
+								   jlong set)
 {
-	return handle(custom_labels_swap(ptr(set)));
+	custom_labels_swap(ptr(set));
 }
 
 JNIEXPORT jlong JNICALL Java_dev_labelprof_customlabels_Native_newSet(JNIEnv *env, jclass cls)

@@ -29,7 +29,7 @@ final class Native {
     private Native() {}
 
     /** Installs the prepared set (0: none) on the calling thread. */
-    static native long swap(long set);
+    static native void swap(long set);
 
     /** A new empty prepared set, 0 when out of memory. */
     static native long newSet();
