@@ -77,7 +77,7 @@ struct profile {
 	unsigned char *enc; /* a label set's canonical encoding being built */
 	size_t cap_enc;
 	/* a record's stacks with its runtime frames put in place (resolver.frames) */
-	__u64 ips[LP_MAX_STACK_DEPTH * 2 + LP_MAX_PY_FRAMES];
+	__u64 ips[LP_MAX_STACK_DEPTH * 2 + LP_MAX_PY_WORDS];
 	size_t bytes;
 	__u32 empty_lset, empty_stack;
 	struct profile_stats st;
@@ -548,7 +548,7 @@ int profile__add_sample(struct profile *p, const void *rec, size_t size)
 	}
 	/* a runtime's frames, after the native ones (not an address: the top bits are set) */
 	if (p->resolver.frames && sk.ulen && sk.klen <= LP_MAX_STACK_DEPTH &&
-	    sk.ulen <= LP_MAX_STACK_DEPTH + LP_MAX_PY_FRAMES) {
+	    sk.ulen <= LP_MAX_STACK_DEPTH + LP_MAX_PY_WORDS) {
 		__u64 last;
 
 		memcpy(&last, sk.ips + (sk.klen + sk.ulen - 1) * sizeof(last), sizeof(last));
