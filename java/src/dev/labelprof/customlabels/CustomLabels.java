@@ -41,8 +41,8 @@ import java.util.concurrent.ExecutorService;
  * a virtual thread's would stay on its carrier thread.
  */
 public final class CustomLabels {
-    /** Transitions (labels before, labels added) kept. */
-    static final int CACHE_MAX = 4096;
+    /** Transitions (labels before, labels added) kept: a prepared set takes about 7 KiB. */
+    static final int CACHE_MAX = 1024;
 
     private static final ThreadLocal<Current> CURRENT = ThreadLocal.withInitial(Current::new);
     private static final ConcurrentHashMap<Step, LabelSet> STEPS = new ConcurrentHashMap<>();
