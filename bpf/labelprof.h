@@ -169,7 +169,7 @@ static inline __u64 lp_py_ident(__u64 qualname, __u64 linetable, __u64 name_hash
 #define LP_PY_MAX_THREADS 256 /* thread states looked through for the sampled thread */
 
 /*
- * The OpenTelemetry thread context of Node.js (docs/design.md section 12):
+ * The OpenTelemetry thread context of Node.js (docs/design.md section 13):
  * recipe->otel locates the thread's discovery struct otel_thread_ctx_nodejs_v1
  * { cped_slot, als_handle, als_identity_hash, undefined_addr }, and these V8
  * layout constants (8-byte tagged values, Smis in the upper half) lead from

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The OpenTelemetry thread context of Node.js (docs/design.md section 12):
+ * The OpenTelemetry thread context of Node.js (docs/design.md section 13):
  * one thread runs many requests, so the record is not behind a thread-local
  * pointer but in the V8 heap, found through the thread's discovery struct
  * and the isolate's current AsyncContextFrame. Every step is checked (tags,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Node.js (docs/design.md section 12) at file level, on the fixtures of
+ * Node.js (docs/design.md section 13) at file level, on the fixtures of
  * tests/node/: the discovery struct otel_thread_ctx_nodejs_v1 taken as the
  * OTel thread symbol, and the V8 layout from v8dbg_* constants, refused for
  * pointer compression.

@@ -234,6 +234,11 @@ $(WL_DIR)/pyembed: $(WL_SRC)/pyembed.c | $(WL_DIR)
 
 WL_BINS += $(WL_DIR)/pyembed
 
+# labelburn: Java threads and a thread pool labelled through java/ (dev.labelprof.customlabels).
+WL_LABELBURN := $(WL_DIR)/labelburn.jar
+$(eval $(call j_jar,$(WL_LABELBURN),$(WL_SRC)/java/LabelBurn.java))
+WL_BINS += $(WL_LABELBURN)
+
 # Last: every workload above is in WL_BINS by now.
 .PHONY: workloads
 workloads: $(WL_BINS)

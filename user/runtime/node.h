@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Node.js (docs/design.md section 12): the V8 layout the BPF walk of the
+ * Node.js (docs/design.md section 13): the V8 layout the BPF walk of the
  * OpenTelemetry Node.js thread context needs, from V8's postmortem
  * constants (v8dbg_*) in the node executable or libnode.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The V8 layout of a Node.js process (docs/design.md section 12): V8 keeps
+ * The V8 layout of a Node.js process (docs/design.md section 13): V8 keeps
  * postmortem constants (v8dbg_*, for debuggers) in its binary; the walk
  * needs a few of them. The OpenTelemetry design proposes that the process
  * context publish the same constants (threadlocal.*): those, when present,

@@ -3,7 +3,7 @@
  * The OpenTelemetry thread context (OTEP 4947, docs/design.md section 1) as a
  * registry module: where the process keeps its threads' context pointer, or
  * in Node.js its threads' discovery struct and the V8 layout that leads from
- * it to the record (section 12).
+ * it to the record (section 13).
  */
 #include <errno.h>
 #include <stdio.h>
