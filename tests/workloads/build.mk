@@ -239,12 +239,6 @@ WL_LABELBURN := $(WL_DIR)/labelburn.jar
 $(eval $(call j_jar,$(WL_LABELBURN),$(WL_SRC)/java/LabelBurn.java))
 WL_BINS += $(WL_LABELBURN)
 
-# Last: every workload above is in WL_BINS by now.
-.PHONY: workloads
-workloads: $(WL_BINS)
-
-TEST_DEPS += $(WL_BINS)
-
 # nodectx: the process context of the Node.js test app (tests/workloads/node), preloaded;
 # libcustomlabels linked in with none of its symbols exported.
 $(WL_DIR)/nodectx.so: $(WL_SRC)/nodectx.c $(WL_LIBDIR)/libcustomlabels.a | $(WL_DIR)
@@ -261,3 +255,9 @@ $(WL_DIR)/fakenode: $(WL_SRC)/fakenode.c $(WL_COMMON) | $(WL_DIR)
 		-Wl,--export-dynamic-symbol=otel_thread_ctx_nodejs_v1 -lpthread -o $@
 
 WL_BINS += $(WL_DIR)/fakenode
+
+# Last: every workload above is in WL_BINS by now.
+.PHONY: workloads
+workloads: $(WL_BINS)
+
+TEST_DEPS += $(WL_BINS)
