@@ -234,6 +234,23 @@ $(WL_DIR)/pyembed: $(WL_SRC)/pyembed.c | $(WL_DIR)
 
 WL_BINS += $(WL_DIR)/pyembed
 
+# jburn: the Java ground truth (tests/workloads/java), compiled at build time
+# by Debian's OpenJDK 17; its native methods in libjburn.so (JNI), which sets
+# labels through libcustomlabels.
+WL_JDK := /usr/lib/jvm/java-17-openjdk-amd64
+WL_JAVA := $(WL_DIR)/java
+$(WL_JAVA)/JBurn.class: $(WL_SRC)/java/JBurn.java $(WL_SRC)/java/ChurnTarget.java | $(WL_DIR)
+	$(call msg,JAVAC,$@)
+	$(Q)$(WL_JDK)/bin/javac -d $(WL_JAVA) $^
+
+$(WL_JAVA)/libjburn.so: $(WL_SRC)/java/jburn.c $(call wl_dep_lib,1) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(WL_JAVA)
+	$(Q)$(CC) $(WL_CFLAGS) -fPIC -shared -I$(WL_JDK)/include -I$(WL_JDK)/include/linux \
+		$(LDFLAGS) $< -L$(WL_LIBDIR) -l:libcustomlabels.so -Wl,-rpath,'$$ORIGIN/../../lib' -o $@
+
+WL_BINS += $(WL_JAVA)/JBurn.class $(WL_JAVA)/libjburn.so
+
 # Last: every workload above is in WL_BINS by now.
 .PHONY: workloads
 workloads: $(WL_BINS)
