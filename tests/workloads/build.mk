@@ -239,7 +239,7 @@ WL_BINS += $(WL_DIR)/pyembed
 # labels through libcustomlabels.
 WL_JDK := /usr/lib/jvm/java-17-openjdk-amd64
 WL_JAVA := $(WL_DIR)/java
-$(WL_JAVA)/JBurn.class: $(WL_SRC)/java/JBurn.java $(WL_SRC)/java/ChurnTarget.java | $(WL_DIR)
+$(WL_JAVA)/JBurn.class: $(addprefix $(WL_SRC)/java/,JBurn.java ChurnTarget.java JDeep.java) | $(WL_DIR)
 	$(call msg,JAVAC,$@)
 	$(Q)$(WL_JDK)/bin/javac -d $(WL_JAVA) $^
 

@@ -38,6 +38,15 @@ struct hs_offsets {
 	__u16 sym_body;
 	__u16 blob_code_end;   /* CodeBlob::_code_end */
 	__u32 has_line_table;  /* ConstMethod::_has_linenumber_table */
+	__u16 nm_scopes_data;  /* CompiledMethod::_scopes_data_begin */
+	__u16 nm_scopes_pcs;   /* nmethod::_scopes_pcs_offset: its PcDescs, from its start */
+	__u16 nm_dependencies; /* nmethod::_dependencies_offset: where they end */
+	__u16 nm_metadata;     /* nmethod::_metadata_offset: the methods its scopes name */
+	__u16 nm_compile_id;
+	__u16 pcdesc_size;
+	__u16 pcdesc_pc;       /* PcDesc::_pc_offset, from the code's start */
+	__u16 pcdesc_scope;    /* PcDesc::_scope_decode_offset */
+	__s32 entry_bci;       /* InvocationEntryBci: a scope's bci is stored minus it */
 };
 
 /* A JVM as VMStructs describes it, with its code cache in the process. */
@@ -70,6 +79,26 @@ struct hs_method {
 	__u32 code_size;
 };
 
+/* A frame of compiled code: its method and bytecode index, the methods inlined at its pc. */
+#define HS_MAX_SCOPES 16
+struct hs_scopes {
+	__u64 nmethod;
+	__s32 compile_id;
+	__u32 count;
+	__u64 method[HS_MAX_SCOPES]; /* innermost first: the inlined methods, then the nmethod's */
+	__s32 bci[HS_MAX_SCOPES];
+};
+
+/*
+ * The scopes of pc in the nmethod of method (a compiled frame of pid, pc in
+ * its call, or where it was interrupted if leaf): 0, -ENOENT if no nmethod
+ * of method holds pc (any more), -errno.
+ */
+int hs_scopes__read(pid_t pid, const struct hs_vm *vm, __u64 method, __u64 pc, bool leaf,
+		    struct hs_scopes *s);
+/* Whether the nmethod s was read from is still there, the same compilation. */
+bool hs_scopes__same(pid_t pid, const struct hs_vm *vm, const struct hs_scopes *s);
+
 /* Reads the Method at addr of pid: 0, or -errno (-EINVAL: not a method). */
 int hs_method__read(pid_t pid, const struct hs_vm *vm, __u64 addr, struct hs_method *m);
 /* Whether the Method at m->addr is still m (its class not unloaded, the memory not reused). */
@@ -79,6 +108,8 @@ void hs_method__free(struct hs_method *m);
 int hs_method__bci(const struct hs_vm *vm, const struct hs_method *m, __u64 bcp);
 /* The line of bytecode index bci; 0: unknown. */
 __u32 hs_method__line(const struct hs_method *m, int bci);
+/* An UNSIGNED5 number of t at *at (compressedStream.cpp): false past len. */
+bool hs_unsigned5(const unsigned char *t, size_t len, size_t *at, __u32 *v);
 /* The line of bci by a compressed line number table (tests). */
 __u32 hs_line_table__line(const unsigned char *t, size_t len, int bci);
 

@@ -181,8 +181,7 @@ int hs_method__bci(const struct hs_vm *vm, const struct hs_method *m, __u64 bcp)
 	return bcp - code;
 }
 
-/* An UNSIGNED5 number (compressedStream.cpp): bytes below 192 end it, at most 5. */
-static bool read_unsigned5(const unsigned char *t, size_t len, size_t *at, __u32 *v)
+bool hs_unsigned5(const unsigned char *t, size_t len, size_t *at, __u32 *v)
 {
 	__u32 sum = 0, shift = 0;
 	int i;
@@ -205,7 +204,7 @@ static bool read_signed5(const unsigned char *t, size_t len, size_t *at, __s32 *
 {
 	__u32 u;
 
-	if (!read_unsigned5(t, len, at, &u))
+	if (!hs_unsigned5(t, len, at, &u))
 		return false;
 	*v = (__s32)(u >> 1) ^ -(__s32)(u & 1);
 	return true;

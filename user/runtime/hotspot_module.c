@@ -27,12 +27,19 @@ struct hs_cached {
 	bool bad; /* not a method (any more): unnamed until it changes */
 };
 
+struct hs_scopes_cached {
+	struct hs_scopes scopes;
+	__u64 checked_ns;
+	bool bad; /* no scopes: the frame is its method alone */
+};
+
 struct hs_proc {
 	__u64 seq; /* exec count + 1 when the JVM was read; 0: never */
 	bool found;
 	bool reported;
 	struct hs_vm vm;
 	struct pairmap methods; /* Method* -> struct hs_cached */
+	struct pairmap scopes;	/* (pc, Method*) -> struct hs_scopes_cached */
 };
 
 struct hs_module {
@@ -72,6 +79,9 @@ static void forget_methods(struct hs_proc *p)
 		free(c);
 	}
 	pairmap__free(&p->methods);
+	for (i = 0; i < p->scopes.count; i++)
+		free(p->scopes.entries[i].val);
+	pairmap__free(&p->scopes);
 }
 
 static int hs_inspect(void *mod, void *state, struct proc_view *v, struct lp_recipe *recipe)
@@ -143,44 +153,103 @@ static bool is_java(__u64 ip)
 	return ip >> 60 == LP_JAVA_TAG;
 }
 
-/* The token of the Java frame BPF stored as the words w0 (method) and w1. */
-static __u64 name_frame(struct hs_module *m, struct hs_proc *p, pid_t pid, __u64 w0, __u64 w1,
-			__u64 now)
+/*
+ * The scopes of a compiled frame of method at pc (leaf: where it was
+ * interrupted), read or checked again when due; NULL if none.
+ */
+static const struct hs_scopes *scopes_at(struct hs_proc *p, pid_t pid, __u64 method, __u64 pc,
+					 bool leaf, __u64 now)
 {
-	const struct hs_method *meth = method_at(p, pid, w0 & LP_JAVA_ADDR_MASK, now);
-	__u32 line = 0;
+	/* a leaf's pc and a caller's pc (its call's last byte) are told apart by bit 63 */
+	__u64 key = pc | (__u64)leaf << 63;
+	struct hs_scopes_cached *c = pairmap__get(&p->scopes, key, method);
+
+	if (c && now - c->checked_ns < METHOD_CHECK_NS)
+		return c->bad ? NULL : &c->scopes;
+	if (c && !c->bad && hs_scopes__same(pid, &p->vm, &c->scopes)) {
+		c->checked_ns = now;
+		return &c->scopes;
+	}
+	if (!c) {
+		if (p->scopes.count >= MAX_METHODS)
+			forget_methods(p);
+		c = calloc(1, sizeof(*c));
+		if (!c || pairmap__put(&p->scopes, key, method, c)) {
+			free(c);
+			return NULL;
+		}
+	}
+	c->checked_ns = now;
+	c->bad = hs_scopes__read(pid, &p->vm, method, pc, leaf, &c->scopes) != 0;
+	return c->bad ? NULL : &c->scopes;
+}
+
+/* The token of method at bci (-1: unknown). */
+static __u64 method_token(struct hs_module *m, struct hs_proc *p, pid_t pid, __u64 method,
+			  int bci, __u64 now)
+{
+	const struct hs_method *meth = method_at(p, pid, method, now);
 
 	if (!meth)
 		return symbolizer__interp_frame(m->sym, SYM_FRAME_JAVA, NULL, NULL, 0, 0);
-	/* a compiled frame's pc names its line through the nmethod's scopes: not read */
-	if (!(w0 & LP_JAVA_COMPILED))
-		line = hs_method__line(meth, hs_method__bci(&p->vm, meth, w1 & LP_JAVA_ADDR_MASK));
-	return symbolizer__interp_frame(m->sym, SYM_FRAME_JAVA, meth->function, meth->file, line,
-					0);
+	return symbolizer__interp_frame(m->sym, SYM_FRAME_JAVA, meth->function, meth->file,
+					hs_method__line(meth, bci), 0);
 }
 
-/* BPF stored each Java frame as two words in place of its pc: one token each. */
+/*
+ * The tokens of the Java frame BPF stored as the words w0 (method) and w1
+ * (bcp or pc; 0: cut by the depth limit) into out (room for cap): an
+ * interpreted frame's method at its bci, a compiled frame's scopes
+ * (inlined methods first). How many.
+ */
+static size_t name_frame(struct hs_module *m, struct hs_proc *p, pid_t pid, __u64 w0, __u64 w1,
+			 bool leaf, __u64 *out, size_t cap, __u64 now)
+{
+	__u64 method = w0 & LP_JAVA_ADDR_MASK, at = w1 & LP_JAVA_ADDR_MASK;
+	const struct hs_method *meth;
+	const struct hs_scopes *s;
+	size_t k;
+
+	if (!(w0 & LP_JAVA_COMPILED)) {
+		meth = method_at(p, pid, method, now);
+		out[0] = method_token(m, p, pid, method,
+				      meth && at ? hs_method__bci(&p->vm, meth, at) : -1, now);
+		return 1;
+	}
+	s = at ? scopes_at(p, pid, method, at, leaf, now) : NULL;
+	if (!s) {
+		out[0] = method_token(m, p, pid, method, -1, now);
+		return 1;
+	}
+	for (k = 0; k < s->count && k < cap; k++)
+		out[k] = method_token(m, p, pid, s->method[k], s->bci[k], now);
+	return k;
+}
+
+/* BPF stored each Java frame as two words in place of its pc: its tokens instead. */
 static size_t hs_frames(void *mod, void *state, pid_t pid, __u64 *ips, size_t n, size_t cap)
 {
+	__u64 out[LP_MAX_STACK_DEPTH + LP_MAX_PY_FRAMES], now = now_ns();
 	struct hs_proc *p = state;
-	__u64 now = now_ns();
 	size_t i, k = 0;
 
 	if (!p->found)
 		return n;
-	for (i = 0; i < n; i++) {
-		if (!is_java(ips[i])) {
-			ips[k++] = ips[i];
-		} else if (!(ips[i] & LP_JAVA_SECOND)) {
+	for (i = 0; i < n && k < ARRAY_SIZE(out); i++) {
+		if (!is_java(ips[i]))
+			out[k++] = ips[i];
+		else if (!(ips[i] & LP_JAVA_SECOND))
 			/* a pair the walk's depth limit cut has no second word */
-			ips[k++] = name_frame(mod, p, pid, ips[i],
-					      i + 1 < n && is_java(ips[i + 1]) &&
-							      (ips[i + 1] & LP_JAVA_SECOND)
-						      ? ips[i + 1]
-						      : 0,
-					      now);
-		}
+			k += name_frame(mod, p, pid, ips[i],
+					i + 1 < n && is_java(ips[i + 1]) &&
+							(ips[i + 1] & LP_JAVA_SECOND)
+						? ips[i + 1]
+						: 0,
+					i == 0, out + k, ARRAY_SIZE(out) - k, now);
 	}
+	if (k > cap)
+		k = cap;
+	memcpy(ips, out, k * sizeof(*ips));
 	return k;
 }
 

@@ -82,6 +82,13 @@ enum {
 	F_BLOB_CODE_BEGIN,
 	F_BLOB_CODE_END,
 	F_CM_METHOD,
+	F_CM_SCOPES_DATA,
+	F_NM_SCOPES_PCS,
+	F_NM_DEPENDENCIES,
+	F_NM_METADATA,
+	F_NM_COMPILE_ID,
+	F_PCDESC_PC,
+	F_PCDESC_SCOPE,
 	F_METHOD_CONST,
 	F_CONST_CONSTANTS,
 	F_CONST_FLAGS,
@@ -120,6 +127,13 @@ static const char *const fields[F_COUNT][2] = {
 	{"CodeBlob", "_code_begin"},
 	{"CodeBlob", "_code_end"},
 	{"CompiledMethod", "_method"},
+	{"CompiledMethod", "_scopes_data_begin"},
+	{"nmethod", "_scopes_pcs_offset"},
+	{"nmethod", "_dependencies_offset"},
+	{"nmethod", "_metadata_offset"},
+	{"nmethod", "_compile_id"},
+	{"PcDesc", "_pc_offset"},
+	{"PcDesc", "_scope_decode_offset"},
 	{"Method", "_constMethod"},
 	{"ConstMethod", "_constants"},
 	{"ConstMethod", "_flags"},
@@ -137,14 +151,16 @@ static const char *const fields[F_COUNT][2] = {
 	{"Abstract_VM_Version", "_s_vm_release"},
 };
 
-enum { T_HEAP_BLOCK, T_CONST_METHOD, T_CONSTANT_POOL, T_COUNT };
-static const char *const types[T_COUNT] = {"HeapBlock", "ConstMethod", "ConstantPool"};
+enum { T_HEAP_BLOCK, T_CONST_METHOD, T_CONSTANT_POOL, T_PCDESC, T_COUNT };
+static const char *const types[T_COUNT] = {"HeapBlock", "ConstMethod", "ConstantPool",
+					   "PcDesc"};
 
-enum { C_SENDER_SP, C_LAST_SP, C_HAS_LINES, C_COUNT };
+enum { C_SENDER_SP, C_LAST_SP, C_HAS_LINES, C_ENTRY_BCI, C_COUNT };
 static const char *const constants[C_COUNT] = {
 	"frame::interpreter_frame_sender_sp_offset",
 	"frame::interpreter_frame_last_sp_offset",
 	"ConstMethod::_has_linenumber_table",
+	"InvocationEntryBci",
 };
 
 struct tables {
@@ -437,7 +453,17 @@ static int read_vm(pid_t pid, struct elf_file *ef, __u64 bias, struct hs_vm *vm,
 	o->sym_body = off16(&t, F_SYM_BODY, &bad);
 	o->blob_code_end = off16(&t, F_BLOB_CODE_END, &bad);
 	o->has_line_table = t.constant[C_HAS_LINES];
-	if (bad || !r->heap_block || r->heap_block > 64 || !o->const_size || !o->cp_size) {
+	o->nm_scopes_data = off16(&t, F_CM_SCOPES_DATA, &bad);
+	o->nm_scopes_pcs = off16(&t, F_NM_SCOPES_PCS, &bad);
+	o->nm_dependencies = off16(&t, F_NM_DEPENDENCIES, &bad);
+	o->nm_metadata = off16(&t, F_NM_METADATA, &bad);
+	o->nm_compile_id = off16(&t, F_NM_COMPILE_ID, &bad);
+	o->pcdesc_size = t.type[T_PCDESC];
+	o->pcdesc_pc = off16(&t, F_PCDESC_PC, &bad);
+	o->pcdesc_scope = off16(&t, F_PCDESC_SCOPE, &bad);
+	o->entry_bci = t.constant[C_ENTRY_BCI];
+	if (bad || !r->heap_block || r->heap_block > 64 || !o->const_size || !o->cp_size ||
+	    o->pcdesc_size < 8 || o->pcdesc_size > 64) {
 		snprintf(err, err_len, "VMStructs gives offsets out of range");
 		return -ENOTSUP;
 	}
