@@ -32,9 +32,9 @@ struct hs_offsets {
 	__u16 cp_holder;       /* ConstantPool::_pool_holder */
 	__u16 cp_source;       /* _source_file_name_index */
 	__u16 cp_length;
-	__u16 cp_size;	       /* sizeof(ConstantPool): the entries follow */
-	__u16 klass_name;      /* Klass::_name */
-	__u16 sym_length;      /* Symbol::_length */
+	__u16 cp_size;	  /* sizeof(ConstantPool): the entries follow */
+	__u16 klass_name; /* Klass::_name */
+	__u16 sym_length; /* Symbol::_length */
 	__u16 sym_body;
 	__u16 blob_code_end;   /* CodeBlob::_code_end */
 	__u32 has_line_table;  /* ConstMethod::_has_linenumber_table */
@@ -44,16 +44,16 @@ struct hs_offsets {
 	__u16 nm_metadata;     /* nmethod::_metadata_offset: the methods its scopes name */
 	__u16 nm_compile_id;
 	__u16 pcdesc_size;
-	__u16 pcdesc_pc;       /* PcDesc::_pc_offset, from the code's start */
-	__u16 pcdesc_scope;    /* PcDesc::_scope_decode_offset */
-	__s32 entry_bci;       /* InvocationEntryBci: a scope's bci is stored minus it */
+	__u16 pcdesc_pc;    /* PcDesc::_pc_offset, from the code's start */
+	__u16 pcdesc_scope; /* PcDesc::_scope_decode_offset */
+	__s32 entry_bci;    /* InvocationEntryBci: a scope's bci is stored minus it */
 };
 
 /* A JVM as VMStructs describes it, with its code cache in the process. */
 struct hs_vm {
-	char release[64];      /* Abstract_VM_Version::_s_vm_release */
-	__u64 bias;	       /* libjvm's load bias */
-	unsigned int entries;  /* VMStructs, types and constants entries read */
+	char release[64];	/* Abstract_VM_Version::_s_vm_release */
+	__u64 bias;		/* libjvm's load bias */
+	unsigned int entries;	/* VMStructs, types and constants entries read */
 	struct lp_java_ref ref; /* what BPF walks by */
 	struct hs_offsets off;
 };

@@ -159,8 +159,7 @@ bool hs_method__same(pid_t pid, const struct hs_vm *vm, const struct hs_method *
 {
 	__u64 fp[4];
 
-	return !fingerprint(pid, &vm->off, m->addr, fp) &&
-	       !memcmp(fp, m->fingerprint, sizeof(fp));
+	return !fingerprint(pid, &vm->off, m->addr, fp) && !memcmp(fp, m->fingerprint, sizeof(fp));
 }
 
 void hs_method__free(struct hs_method *m)
@@ -227,7 +226,8 @@ __u32 hs_line_table__line(const unsigned char *t, size_t len, int bci)
 		unsigned char b = t[at++];
 
 		if (b == 0xff) {
-			if (!read_signed5(t, len, &at, &d_pc) || !read_signed5(t, len, &at, &d_line))
+			if (!read_signed5(t, len, &at, &d_pc) ||
+			    !read_signed5(t, len, &at, &d_line))
 				break;
 		} else {
 			d_pc = b >> 3;

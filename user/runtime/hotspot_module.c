@@ -185,8 +185,8 @@ static const struct hs_scopes *scopes_at(struct hs_proc *p, pid_t pid, __u64 met
 }
 
 /* The token of method at bci (-1: unknown). */
-static __u64 method_token(struct hs_module *m, struct hs_proc *p, pid_t pid, __u64 method,
-			  int bci, __u64 now)
+static __u64 method_token(struct hs_module *m, struct hs_proc *p, pid_t pid, __u64 method, int bci,
+			  __u64 now)
 {
 	const struct hs_method *meth = method_at(p, pid, method, now);
 

@@ -13,10 +13,10 @@
 #include "proc/mem.h"
 #include "runtime/hotspot.h"
 
-#define SEGMAP_FREE  0xff
-#define MAX_PCDESCS  65536 /* a larger table is not read */
-#define SCOPE_READ   32    /* bytes of a scope read: its first three numbers fit */
-#define SERIALIZED_NULL 0  /* DebugInformationRecorder::serialized_null: no sender */
+#define SEGMAP_FREE	0xff
+#define MAX_PCDESCS	65536 /* a larger table is not read */
+#define SCOPE_READ	32    /* bytes of a scope read: its first three numbers fit */
+#define SERIALIZED_NULL 0     /* DebugInformationRecorder::serialized_null: no sender */
 
 static int read_word(pid_t pid, __u64 addr, __u64 *w)
 {
@@ -154,6 +154,5 @@ bool hs_scopes__same(pid_t pid, const struct hs_vm *vm, const struct hs_scopes *
 {
 	__s32 id;
 
-	return nmethod_of(pid, vm, s->nmethod, s->method[s->count - 1], &id) &&
-	       id == s->compile_id;
+	return nmethod_of(pid, vm, s->nmethod, s->method[s->count - 1], &id) && id == s->compile_id;
 }

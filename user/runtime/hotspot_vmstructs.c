@@ -152,8 +152,7 @@ static const char *const fields[F_COUNT][2] = {
 };
 
 enum { T_HEAP_BLOCK, T_CONST_METHOD, T_CONSTANT_POOL, T_PCDESC, T_COUNT };
-static const char *const types[T_COUNT] = {"HeapBlock", "ConstMethod", "ConstantPool",
-					   "PcDesc"};
+static const char *const types[T_COUNT] = {"HeapBlock", "ConstMethod", "ConstantPool", "PcDesc"};
 
 enum { C_SENDER_SP, C_LAST_SP, C_HAS_LINES, C_ENTRY_BCI, C_COUNT };
 static const char *const constants[C_COUNT] = {
@@ -216,7 +215,8 @@ static int read_fields(pid_t pid, const __u64 *g, struct tables *t)
 			;
 		if (k == F_COUNT)
 			continue;
-		if (entry_word(pid, g[G_STRUCTS], g[G_STRUCT_STRIDE], i, g[G_STRUCT_FIELD], &name) ||
+		if (entry_word(pid, g[G_STRUCTS], g[G_STRUCT_STRIDE], i, g[G_STRUCT_FIELD],
+			       &name) ||
 		    !name || read_name(pid, name, field))
 			return -EFAULT;
 		for (; k < F_COUNT; k++) {
@@ -469,8 +469,7 @@ static int read_vm(pid_t pid, struct elf_file *ef, __u64 bias, struct hs_vm *vm,
 	}
 	ret = read_code_cache(pid, &t, r);
 	if (ret == -ENOTSUP)
-		snprintf(err, err_len, "a code cache of %u heaps or unknown layout",
-			 r->heap_count);
+		snprintf(err, err_len, "a code cache of %u heaps or unknown layout", r->heap_count);
 	return ret;
 }
 
