@@ -157,15 +157,15 @@ struct lp_py_ref {
 #define LP_JAVA_MAX_HEAPS 3 /* non-nmethods, profiled, non-profiled */
 
 struct lp_java_heap {
-	__u64 low;    /* CodeHeap::_memory: the reserved bounds */
+	__u64 low; /* CodeHeap::_memory: the reserved bounds */
 	__u64 high;
 	__u64 segmap; /* CodeHeap::_segmap: one byte per segment */
 };
 
 struct lp_java_ref {
-	__u64 cc_low;	   /* CodeCache::_low_bound; 0: not a JVM */
-	__u64 cc_high;	   /* CodeCache::_high_bound */
-	__u64 interp_low;  /* the template interpreter's code (AbstractInterpreter::_code) */
+	__u64 cc_low;	  /* CodeCache::_low_bound; 0: not a JVM */
+	__u64 cc_high;	  /* CodeCache::_high_bound */
+	__u64 interp_low; /* the template interpreter's code (AbstractInterpreter::_code) */
 	__u64 interp_high;
 	__u64 nmethod_vtable; /* what an nmethod's first word holds; 0: unknown */
 	struct lp_java_heap heaps[LP_JAVA_MAX_HEAPS];
@@ -186,10 +186,10 @@ struct lp_java_ref {
  * pc: the Method* (LP_JAVA_COMPILED: of an nmethod's frame), then
  * LP_JAVA_SECOND with the bytecode pointer (interpreted) or the pc (compiled).
  */
-#define LP_JAVA_TAG	  0xcull /* ip >> 60 */
-#define LP_JAVA_COMPILED  (1ull << 59)
-#define LP_JAVA_SECOND	  (1ull << 58)
-#define LP_JAVA_ADDR_MASK ((1ull << 48) - 1)
+#define LP_JAVA_TAG	    0xcull /* ip >> 60 */
+#define LP_JAVA_COMPILED    (1ull << 59)
+#define LP_JAVA_SECOND	    (1ull << 58)
+#define LP_JAVA_ADDR_MASK   ((1ull << 48) - 1)
 #define LP_JAVA_SEGMAP_HOPS 48 /* blob starts looked back for: 48 * 254 segments */
 
 /* Per-process recipe, value of the `recipes` map keyed by tgid. */

@@ -684,8 +684,8 @@ static void put_java(pid_t pid, bool json)
 			       "],\"interpreter\":[%" PRIu64 ",%" PRIu64 "],\"segment_size\":%u,"
 			       "\"nmethod_vtable\":%s,\"heaps\":[",
 			       vm->entries, (uint64_t)r->cc_low, (uint64_t)r->cc_high,
-			       (uint64_t)r->interp_low, (uint64_t)r->interp_high, 1u << r->log2_segment,
-			       r->nmethod_vtable ? "true" : "false");
+			       (uint64_t)r->interp_low, (uint64_t)r->interp_high,
+			       1u << r->log2_segment, r->nmethod_vtable ? "true" : "false");
 			for (i = 0; i < r->heap_count; i++)
 				printf("%s[%" PRIu64 ",%" PRIu64 "]", i ? "," : "",
 				       (uint64_t)r->heaps[i].low, (uint64_t)r->heaps[i].high);
@@ -696,13 +696,15 @@ static void put_java(pid_t pid, bool json)
 	} else if (!ret) {
 		fmt__text_line(stdout, "  Java: HotSpot %s: %s, VMStructs read (%u entries)",
 			       vm->release, file->path, vm->entries);
-		printf("    code cache 0x%" PRIx64 "-0x%" PRIx64 ", %u heap%s, segments of %u bytes; "
+		printf("    code cache 0x%" PRIx64 "-0x%" PRIx64
+		       ", %u heap%s, segments of %u bytes; "
 		       "interpreter 0x%" PRIx64 "-0x%" PRIx64 "\n",
 		       (uint64_t)r->cc_low, (uint64_t)r->cc_high, r->heap_count,
-		       r->heap_count == 1 ? "" : "s", 1u << r->log2_segment, (uint64_t)r->interp_low,
-		       (uint64_t)r->interp_high);
+		       r->heap_count == 1 ? "" : "s", 1u << r->log2_segment,
+		       (uint64_t)r->interp_low, (uint64_t)r->interp_high);
 		if (!r->nmethod_vtable)
-			printf("    compiled frames: not told from stubs (libjvm has no symbol table)\n");
+			printf("    compiled frames: not told from stubs (libjvm has no symbol "
+			       "table)\n");
 	}
 	maps__free(maps);
 	free(vm);

@@ -347,7 +347,7 @@ static void kernel_flags(struct reader *r)
 		if (type) {
 			r->loc_kernel[i] = !strcmp(type, "kernel");
 			r->loc_kind[i] = !strcmp(type, "cpython") ? SP_FRAME_PYTHON
-					 : !strcmp(type, "jvm")   ? SP_FRAME_JAVA
+					 : !strcmp(type, "jvm")	  ? SP_FRAME_JAVA
 								  : SP_FRAME_NATIVE;
 		} else {
 			r->loc_kernel[i] =

@@ -288,7 +288,7 @@ static __u32 function_index(struct writer *w, __u32 id)
 /* OpenTelemetry's profile.frame.type: kernel, native, or the runtime's ("cpython", "jvm"). */
 static __u32 frame_type_attribute(struct writer *w, const struct sp_location *l)
 {
-	unsigned int k = l->kernel			? 1
+	unsigned int k = l->kernel		      ? 1
 			 : l->kind == SP_FRAME_PYTHON ? 2
 			 : l->kind == SP_FRAME_JAVA   ? 3
 						      : 0;

@@ -359,7 +359,8 @@ static int write_gzipped(FILE *f, const pb_profile *p)
 
 struct tables {
 	pb_mapping *mappings, **mapping_ptrs;
-	__u32 runtime_mapping[SP_FRAME_JAVA + 1]; /* the mapping id of a runtime's frames, by kind */
+	__u32 runtime_mapping[SP_FRAME_JAVA +
+			      1]; /* the mapping id of a runtime's frames, by kind */
 	pb_function *functions, **function_ptrs;
 	pb_line *lines, **line_ptrs;
 	pb_location *locations, **location_ptrs;
