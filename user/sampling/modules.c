@@ -20,7 +20,13 @@ extern const struct proc_module unwind_module;
 extern const struct proc_module symbols_module;
 
 const struct proc_module *const session_modules[] = {
-	&custom_labels_module, &otel_thread_module, &go_labels_module,
-	&otel_process_module,  &python_module,	    &hotspot_module,
-	&unwind_module,	       &symbols_module,	    NULL,
+	&custom_labels_module,
+	&otel_thread_module,
+	&go_labels_module,
+	&otel_process_module,
+	&python_module,
+	&hotspot_module,
+	&unwind_module,
+	&symbols_module,
+	NULL,
 };
