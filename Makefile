@@ -203,7 +203,7 @@ format:
 clean:
 	$(Q)rm -rf .output .output-*
 
--include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)
+-include $(shell find $(OUTPUT) -name '*.d' -type f 2>/dev/null)
 
 print-unit-tests:
 	@echo $(UNIT_TESTS)

@@ -132,21 +132,40 @@ struct lp_py_ref {
 	__u16 frame_mark;  /* is_entry (3.11), owner (3.12+) */
 	__u16 frame_read;  /* bytes of a frame read at once (<= 256) */
 	__u16 code_adaptive; /* co_code_adaptive: the bytecode, inside the code object */
-	__u16 pad[2];
+	__u16 code_ident;    /* co_qualname (co_name before 3.11); co_linetable follows it */
+	__u16 pad;
 };
 
 /*
- * A Python frame in a record's user stack, after the native frames: the
- * code object, the index of its current instruction, and whether it is the
- * first frame its _PyEval_EvalFrameDefault call ran (entry), where
- * userspace puts the frames of that call into the native stack.
+ * A Python frame in a record's user stack, after the native frames, is two
+ * words. The first: the code object, the index of its current instruction,
+ * and whether it is the first frame its _PyEval_EvalFrameDefault call ran
+ * (entry), where userspace puts the frames of that call into the native
+ * stack. The second: what identified the code object when it was sampled
+ * (lp_py_ident), so that userspace,
+ * which reads the code object later, names no other code that took its
+ * address meanwhile.
  */
 #define LP_PY_TAG	  0xaull /* ip >> 60 */
 #define LP_PY_ENTRY	  (1ull << 59)
 #define LP_PY_INSTR_SHIFT 45
 #define LP_PY_INSTR_MAX	  0x3fffull
 #define LP_PY_CODE_MASK	  ((1ull << LP_PY_INSTR_SHIFT) - 1) /* code address >> 3 */
+#define LP_PY_FRAME_WORDS 2
 #define LP_MAX_PY_FRAMES  96
+#define LP_MAX_PY_WORDS	  (LP_MAX_PY_FRAMES * LP_PY_FRAME_WORDS)
+
+/*
+ * The second word of a Python frame: its code object's co_qualname and
+ * co_linetable pointers and the hash of that name (a string's hash, cached in
+ * it at LP_PY_STR_HASH since 3.3; names are interned, so it is set). Code made
+ * again the same way can get the same addresses; its name's hash differs.
+ */
+#define LP_PY_STR_HASH 24
+static inline __u64 lp_py_ident(__u64 qualname, __u64 linetable, __u64 name_hash)
+{
+	return LP_PY_TAG << 60 | ((qualname ^ linetable << 12 ^ name_hash) & ((1ull << 60) - 1));
+}
 #define LP_PY_MAX_THREADS 256 /* thread states looked through for the sampled thread */
 
 /*

@@ -3,7 +3,7 @@
  * The Python frames of the sampled thread (docs/design.md section 11): its
  * PyThreadState, found in its interpreter's list by the thread's id and
  * remembered per thread, then its frame chain, innermost first, appended to
- * the user stack. Userspace names the code objects and puts each
+ * the user stack (two words a frame: bpf/labelprof.h). Userspace names the code objects and puts each
  * _PyEval_EvalFrameDefault call's frames in place of its native frame.
  */
 #ifndef LABELPROF_STACK_PYTHON_BPF_H
@@ -61,25 +61,31 @@ static long py_frame_step(__u32 i, struct pywalk_ctx *cx)
 	const struct lp_py_ref *py = cx->py;
 	struct lp_pywalk *w = &sc->pw;
 	__u32 size = py->frame_read & PY_BUF_MASK, at;
-	__u64 code, instr, start, slot, idx;
+	__u64 code, instr, start, slot, idx, ident[2], name_hash;
 
 	if (!w->frame)
 		return 1;
-	if (w->n >= w->room || w->n >= LP_MAX_PY_FRAMES)
+	if (w->n * LP_PY_FRAME_WORDS >= w->room || w->n >= LP_MAX_PY_FRAMES)
 		return 1;
 	if (!size || bpf_probe_read_user(w->buf, size, (void *)w->frame)) {
 		w->fault = 1;
 		return 1;
 	}
 	w->frame = py_word(w, py->frame_previous);
-	at = (w->at + w->n * sizeof(__u64)) & REC_MASK;
+	at = (w->at + w->n * LP_PY_FRAME_WORDS * sizeof(__u64)) & REC_MASK;
 	if ((py->flags & LP_PY_SHIM) && w->buf[py->frame_mark & PY_BUF_MASK] == LP_PY_OWNED_BY_CSTACK) {
 		/* the frame stored last is the first its _PyEval_EvalFrameDefault call ran */
 		if (w->n)
-			*(__u64 *)&sc->rec[(at - sizeof(__u64)) & REC_MASK] |= LP_PY_ENTRY;
+			*(__u64 *)&sc->rec[(at - LP_PY_FRAME_WORDS * sizeof(__u64)) & REC_MASK] |=
+				LP_PY_ENTRY;
 		return 0;
 	}
 	code = py_word(w, py->frame_code);
+	if (bpf_probe_read_user(ident, sizeof(ident), (void *)(code + py->code_ident)) ||
+	    bpf_probe_read_user(&name_hash, sizeof(name_hash), (void *)(ident[0] + LP_PY_STR_HASH))) {
+		w->fault = 1;
+		return 1;
+	}
 	if (py->flags & LP_PY_FRAME_OBJECT) {
 		idx = *(__s32 *)__builtin_assume_aligned(&w->buf[py->frame_instr & PY_BUF_MASK], 4);
 		if ((__s32)idx < 0) /* not started yet */
@@ -99,6 +105,7 @@ static long py_frame_step(__u32 i, struct pywalk_ctx *cx)
 	    ((py->flags & LP_PY_IS_ENTRY) && w->buf[py->frame_mark & PY_BUF_MASK]))
 		slot |= LP_PY_ENTRY;
 	*(__u64 *)&sc->rec[at] = slot;
+	*(__u64 *)&sc->rec[(at + sizeof(__u64)) & REC_MASK] = lp_py_ident(ident[0], ident[1], name_hash);
 	w->n++;
 	return 0;
 }
@@ -121,9 +128,9 @@ static __always_inline void walk_python(struct task_struct *task, const struct l
 		return;
 	pc->walks++;
 	used = s->ustack_len;
-	if (used >= LP_MAX_STACK_DEPTH + LP_MAX_PY_FRAMES)
+	if (used >= LP_MAX_STACK_DEPTH + LP_MAX_PY_WORDS)
 		return;
-	w->room = LP_MAX_STACK_DEPTH + LP_MAX_PY_FRAMES - used;
+	w->room = LP_MAX_STACK_DEPTH + LP_MAX_PY_WORDS - used;
 	w->want = py->flags & LP_PY_NATIVE_TID ? tid : arch_thread_pointer(task);
 	w->fault = 0;
 	w->n = 0;
@@ -163,8 +170,8 @@ static __always_inline void walk_python(struct task_struct *task, const struct l
 	else if (w->frame)
 		pc->truncated++;
 	pc->frames += w->n;
-	s->ustack_len += w->n;
-	*off += w->n * sizeof(__u64);
+	s->ustack_len += w->n * LP_PY_FRAME_WORDS;
+	*off += w->n * LP_PY_FRAME_WORDS * sizeof(__u64);
 }
 
 #endif /* LABELPROF_STACK_PYTHON_BPF_H */

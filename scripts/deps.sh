@@ -31,6 +31,8 @@ for p in $packages; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
 		missing="$missing $p"
 done
+# The Java library (java/) builds with any JDK from 17 on: Debian's 17 when there is none.
+command -v javac >/dev/null 2>&1 || missing="$missing openjdk-17-jdk-headless"
 if [ "$cross" = aarch64 ]; then
 	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
 		dpkg --add-architecture arm64

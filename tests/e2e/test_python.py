@@ -1,14 +1,16 @@
 """Python frames and labels against ground truth (docs/design.md section 11):
 tests/workloads/python/pyburn.py burns CPU in burn_N only under the label
-set=N, on threads or in asyncio tasks, at the bottom of nested calls made
-from the module's top level. On Debian's python3.11 (also run from a
-virtualenv, and embedded in a C program: tests/workloads/pyembed.c) and
-pyenv's 3.10, 3.12 and 3.13 (those present): the innermost Python frame of
-a burn sample names a burn function, its labels are its set, its Python
-frames reach the top of its thread (<module>, or threading's
-Thread._bootstrap), and record -v counts the walks. labelprof inspect of the
-running workload names the interpreter and its threads. A pprof file keeps
-the Python frames apart from native and kernel ones through convert."""
+set=N and in a span of its own (OpenTelemetry thread context), on threads or
+in asyncio tasks, at the bottom of nested calls made from the module's top
+level. On Debian's python3.11 (also run from a virtualenv, and embedded in a
+C program: tests/workloads/pyembed.c) and pyenv's 3.10, 3.12 and 3.13 (those
+present): the innermost Python frame of a burn sample names a burn function,
+its labels are its set and its span, its Python frames reach the top of its
+thread (<module>, or threading's Thread._bootstrap), and record -v counts the
+walks. labelprof inspect of the running workload names the interpreter and
+its threads. A pprof file keeps the Python frames apart from native and
+kernel ones through convert. The customlabels package installs the labels of
+the running code, as the library reads them back."""
 
 import gzip
 import json
@@ -93,7 +95,15 @@ def test_python(tmp_path, request, name, mode):
         # the innermost Python frame runs the burn (spin, under burn_N)
         if first in ("spin", "<lambda>", "<genexpr>") or first == fn:
             innermost += n
-        if (s.get("labels") or {}) == {"set": fn[-1]}:
+        # its set, and its request's span: the ids of the span are its own (checked
+        # by the span id's first byte: the rest is unique per request)
+        labels = s.get("labels") or {}
+        if ({k: labels.get(k) for k in ("set", "http.route", "service.name")} ==
+                {"set": fn[-1], "http.route": f"/set/{fn[-1]}", "service.name": "pyburn"}
+                and re.fullmatch(f"0{fn[-1]}[0-9a-f]{{14}}", labels.get("span_id", ""))
+                and re.fullmatch("[0-9a-f]{32}", labels.get("trace_id", ""))
+                and set(labels) == {"set", "http.route", "service.name", "span_id",
+                                    "trace_id"}):
             labelled += n
         # the outermost frame of its thread: the script's top level, or threading's
         if names[-1] in ("<module>", "Thread._bootstrap", "_bootstrap"):
@@ -124,6 +134,20 @@ def test_python_pprof(tmp_path):
     frames = [f for s in load_json(doc)["samples"] for f in python_frames(s)]
     assert any(re.fullmatch(r"burn_\d", f["function"] or "") for f in frames), frames[:5]
     assert not any(f["kernel"] for f in frames)
+
+
+@pytest.mark.parametrize("name", sorted(INTERPRETERS))
+def test_customlabels_package(tmp_path, name):
+    """python/customlabels installs on the thread the labels of the running code,
+    as libcustomlabels reads them back: nested, on threads, in asyncio tasks, with
+    values unique per block that neither leak nor outlive their block
+    (tests/workloads/python/labels_check.py)."""
+    python = interpreter(name, tmp_path)
+    proc = subprocess.run([*workload_env(python), python,
+                           REPO / "tests/workloads/python/labels_check.py"],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0 and proc.stdout.startswith("ok"), proc.stdout + proc.stderr
 
 
 def inspect(*args):
@@ -159,3 +183,30 @@ def test_inspect_python(tmp_path, name):
         assert py["thread_ids"] == "tid" and wl.pid in py["threads"], py
     else:
         assert py["thread_ids"] == "pthread_t" and min(py["threads"]) > 1 << 32, py
+
+
+@pytest.mark.parametrize("name", ["debian-3.11", "pyenv-3.10", "pyenv-3.12", "pyenv-3.13"])
+def test_code_reused(tmp_path, request, name):
+    """Code objects freed while sampling, their addresses taken by the next ones
+    (tests/workloads/python/codechurn.py): no sample names a function other than
+    the one that ran (the label gen=N says which). A code object freed before
+    userspace read it cannot be named at all: half of them at least are."""
+    python = interpreter(name, tmp_path)
+    rec = record(tmp_path, "--", *workload_env(python), python,
+                 REPO / "tests/workloads/python/codechurn.py", DURATION, timeout=DURATION + 120)
+    labelled = named = wrong = 0
+    for s in rec.profile.samples:
+        gen = (s.get("labels") or {}).get("gen")
+        py = python_frames(s)
+        if gen is None or not py:
+            continue
+        labelled += s["count"]
+        m = re.fullmatch(r"gen_(\d+)", py[0].get("function") or "")
+        if m:
+            named += s["count"]
+            wrong += s["count"] * (m[1] != gen)
+    measure(request, f"{name}: {labelled} samples in a generation, {named} named gen_N, "
+            f"{wrong} named after another generation")
+    assert labelled > 100, rec.describe()
+    assert wrong == 0
+    assert named / labelled >= 0.5

@@ -234,6 +234,11 @@ $(WL_DIR)/pyembed: $(WL_SRC)/pyembed.c | $(WL_DIR)
 
 WL_BINS += $(WL_DIR)/pyembed
 
+# labelburn: Java threads and a thread pool labelled through java/ (dev.labelprof.customlabels).
+WL_LABELBURN := $(WL_DIR)/labelburn.jar
+$(eval $(call j_jar,$(WL_LABELBURN),$(WL_SRC)/java/LabelBurn.java))
+WL_BINS += $(WL_LABELBURN)
+
 # jburn: the Java ground truth (tests/workloads/java), compiled at build time
 # by Debian's OpenJDK 17; its native methods in libjburn.so (JNI), which sets
 # labels through libcustomlabels.

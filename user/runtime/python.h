@@ -66,7 +66,8 @@ int py_thread_states(pid_t pid, const struct py_image *img, __u64 bias, __u64 *t
 /* A code object, named. */
 struct py_code {
 	__u64 addr;
-	__u64 fingerprint[5]; /* what identifies it: type, names, file, line table pointers */
+	/* what identifies it: type, names, file and line table pointers, the hash of its name */
+	__u64 fingerprint[6];
 	char *function;	      /* qualified name */
 	char *file;
 	__u32 first_line;

@@ -134,7 +134,7 @@ static int read_bytes(pid_t pid, const struct py_code_offsets *o, __u64 addr, un
 }
 
 /* Reads the words that identify the code object at addr. */
-static int fingerprint(pid_t pid, const struct py_image *img, __u64 bias, __u64 addr, __u64 fp[5],
+static int fingerprint(pid_t pid, const struct py_image *img, __u64 bias, __u64 addr, __u64 fp[6],
 		       __u32 *first_line)
 {
 	const struct py_code_offsets *o = &img->code;
@@ -151,7 +151,8 @@ static int fingerprint(pid_t pid, const struct py_image *img, __u64 bias, __u64 
 	      read_word(pid, addr + (o->qualname ? o->qualname : o->name), &w[1]) ?:
 	      read_word(pid, addr + o->filename, &w[2]) ?:
 	      read_word(pid, addr + o->linetable, &w[3]) ?:
-	      proc_mem__read(pid, addr + o->firstlineno, &line, sizeof(line));
+	      proc_mem__read(pid, addr + o->firstlineno, &line, sizeof(line)) ?:
+	      read_word(pid, w[1] + LP_PY_STR_HASH, &fp[5]);
 	if (err)
 		return err;
 	memcpy(&fp[1], w, sizeof(w));
@@ -185,7 +186,7 @@ int py_code__read(pid_t pid, const struct py_image *img, __u64 bias, __u64 addr,
 
 bool py_code__same(pid_t pid, const struct py_image *img, __u64 bias, const struct py_code *c)
 {
-	__u64 fp[5];
+	__u64 fp[6];
 	__u32 line;
 
 	return !fingerprint(pid, img, bias, c->addr, fp, &line) &&

@@ -118,12 +118,20 @@ static __u16 span(__u16 a, __u16 b, __u16 c, __u16 d)
 }
 
 /* What BPF reads of a thread state and of a frame at once. */
-static int read_sizes(struct py_image *img)
+static int read_sizes(struct py_image *img, char *err, size_t err_len)
 {
 	struct lp_py_ref *r = &img->ref;
+	__u16 ident = img->code.qualname ? img->code.qualname : img->code.name;
 
 	r->tstate_read = span(r->tstate_next, r->tstate_id, r->tstate_frame, 0);
 	r->frame_read = span(r->frame_previous, r->frame_code, r->frame_instr, r->frame_mark);
+	/* BPF reads the words that identify a code object (lp_py_ident) in one go */
+	if (img->code.linetable != ident + 8) {
+		snprintf(err, err_len, "Python %u.%u: the code object's line table does not follow its name",
+			 img->version >> 8, img->version & 0xff);
+		return -ENOTSUP;
+	}
+	r->code_ident = ident;
 	return 0;
 }
 
@@ -235,7 +243,7 @@ int py_image__inspect(struct elf_file *ef, const char *path, struct py_image *im
 		return -ENOTSUP;
 	}
 	if (img->version >= 0x030d && img->version < 0x030e)
-		return from_debug_offsets(ef, img, err, err_len) ?: read_sizes(img);
+		return from_debug_offsets(ef, img, err, err_len) ?: read_sizes(img, err, err_len);
 	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
 		const struct py_table *t = &tables[i];
 
@@ -248,7 +256,7 @@ int py_image__inspect(struct elf_file *ef, const char *path, struct py_image *im
 		img->code.bytes_size = BYTES_OB_SIZE;
 		img->code.bytes_sval = BYTES_OB_SVAL;
 		img->source = "built-in table";
-		return read_sizes(img);
+		return read_sizes(img, err, err_len);
 	}
 	if (img->version)
 		snprintf(err, err_len, "Python %u.%u is not supported (3.10 to 3.13 are)",

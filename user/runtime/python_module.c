@@ -112,16 +112,26 @@ static void py_end(void *mod, void *state, pid_t pid, enum proc_end how)
 	forget_codes(state);
 }
 
-/* The code object at addr, named (read, or checked again when due); NULL if none. */
-static const struct py_code *code_at(struct py_proc *p, pid_t pid, __u64 addr, __u64 now)
+static __u64 code_ident(const struct py_code *c)
+{
+	return lp_py_ident(c->fingerprint[2], c->fingerprint[4], c->fingerprint[5]);
+}
+
+/*
+ * The code object at addr, named (read, or checked again when due or when it
+ * is not the one sampled, ident); NULL if none, or if the code object there
+ * now is not the one sampled (freed, its address reused).
+ */
+static const struct py_code *code_at(struct py_proc *p, pid_t pid, __u64 addr, __u64 ident,
+				     __u64 now)
 {
 	struct py_cached *c = pairmap__get(&p->codes, addr, 0);
 
-	if (c && now - c->checked_ns < CODE_CHECK_NS)
+	if (c && now - c->checked_ns < CODE_CHECK_NS && (c->bad || code_ident(&c->code) == ident))
 		return c->bad ? NULL : &c->code;
 	if (c && !c->bad && py_code__same(pid, &p->img, p->bias, &c->code)) {
 		c->checked_ns = now;
-		return &c->code;
+		return code_ident(&c->code) == ident ? &c->code : NULL;
 	}
 	if (!c) {
 		if (p->codes.count >= MAX_CODES)
@@ -136,15 +146,16 @@ static const struct py_code *code_at(struct py_proc *p, pid_t pid, __u64 addr, _
 	}
 	c->checked_ns = now;
 	c->bad = py_code__read(pid, &p->img, p->bias, addr, &c->code) != 0;
-	return c->bad ? NULL : &c->code;
+	return c->bad || code_ident(&c->code) != ident ? NULL : &c->code;
 }
 
-/* The token of the Python frame BPF stored as raw. */
-static __u64 name_frame(struct py_module *m, struct py_proc *p, pid_t pid, __u64 raw, __u64 now)
+/* The token of the Python frame BPF stored as raw and ident. */
+static __u64 name_frame(struct py_module *m, struct py_proc *p, pid_t pid, __u64 raw, __u64 ident,
+			__u64 now)
 {
 	__u64 addr = (raw & LP_PY_CODE_MASK) << 3;
 	__u32 instr = (raw >> LP_PY_INSTR_SHIFT) & LP_PY_INSTR_MAX;
-	const struct py_code *c = code_at(p, pid, addr, now);
+	const struct py_code *c = code_at(p, pid, addr, ident, now);
 
 	if (!c)
 		return symbolizer__interp_frame(m->sym, SYM_FRAME_PYTHON, NULL, NULL, 0, 0);
@@ -163,14 +174,15 @@ static bool in_eval(const struct py_proc *p, __u64 ip)
 }
 
 /*
- * BPF stored the native frames, then the Python frames innermost first,
- * each _PyEval_EvalFrameDefault call's last marked LP_PY_ENTRY. Each native
- * frame of that function, leaf first, takes the next call's frames; the
- * calls the native walk did not reach go at the root end.
+ * BPF stored the native frames, then the Python frames innermost first (two
+ * words each), each _PyEval_EvalFrameDefault call's last marked LP_PY_ENTRY.
+ * Each native frame of that function, leaf first, takes the next call's
+ * frames; the calls the native walk did not reach go at the root end.
  */
 static size_t py_frames(void *mod, void *state, pid_t pid, __u64 *ips, size_t n, size_t cap)
 {
-	__u64 out[LP_MAX_STACK_DEPTH + LP_MAX_PY_FRAMES], now = now_ns();
+	/* (a Python frame's two words, or a native frame and 0) */
+	__u64 out[LP_MAX_STACK_DEPTH + LP_MAX_PY_FRAMES][2], now = now_ns();
 	struct py_proc *p = state;
 	size_t native = 0, py, k = 0, i;
 
@@ -178,23 +190,32 @@ static size_t py_frames(void *mod, void *state, pid_t pid, __u64 *ips, size_t n,
 		return n;
 	while (native < n && !is_python(ips[native]))
 		native++;
+	/* a walk cut in the middle of a frame's words leaves that frame out */
+	n = native + (n - native) / LP_PY_FRAME_WORDS * LP_PY_FRAME_WORDS;
 	py = native;
 	for (i = 0; i < native && k < ARRAY_SIZE(out); i++) {
 		/* a return address is in its call: one byte back */
 		if (py < n && in_eval(p, i ? ips[i] - 1 : ips[i])) {
-			do
-				out[k++] = ips[py];
-			while (!(ips[py++] & LP_PY_ENTRY) && py < n && k < ARRAY_SIZE(out));
+			do {
+				out[k][0] = ips[py];
+				out[k++][1] = ips[py + 1];
+				py += LP_PY_FRAME_WORDS;
+			} while (!(ips[py - LP_PY_FRAME_WORDS] & LP_PY_ENTRY) && py < n &&
+				 k < ARRAY_SIZE(out));
 			continue;
 		}
-		out[k++] = ips[i];
+		out[k][0] = ips[i];
+		out[k++][1] = 0;
 	}
-	while (py < n && k < ARRAY_SIZE(out))
-		out[k++] = ips[py++];
+	for (; py < n && k < ARRAY_SIZE(out); py += LP_PY_FRAME_WORDS) {
+		out[k][0] = ips[py];
+		out[k++][1] = ips[py + 1];
+	}
 	if (k > cap)
 		k = cap;
 	for (i = 0; i < k; i++)
-		ips[i] = is_python(out[i]) ? name_frame(mod, p, pid, out[i], now) : out[i];
+		ips[i] = is_python(out[i][0]) ? name_frame(mod, p, pid, out[i][0], out[i][1], now)
+					       : out[i][0];
 	return k;
 }
 
