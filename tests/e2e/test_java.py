@@ -1,6 +1,6 @@
 """Java frames against ground truth (docs/design.md section 12):
 tests/workloads/java/JBurn.java burns CPU in JBurn.burnN only under the
-label set=N (set through JNI and libcustomlabels), on three threads, at the
+label set=N (set with the Java library, java/), on three threads, at the
 bottom of a recursion below Thread.run. Debian's OpenJDK 17 with its default
 options but for the tier: interpreted only (-Xint), C1 only, C2 only, tiered.
 The JVM runs before labelprof starts (record -p). The innermost Java frame
@@ -18,7 +18,7 @@ import subprocess
 
 import pytest
 
-from conftest import LABELPROF, WORKLOADS, count, load_json, measure, record, started
+from conftest import LABELPROF, OUTPUT, WORKLOADS, count, load_json, measure, record, started
 
 DURATION = 4
 INNERMOST_MIN = 0.95
@@ -32,8 +32,8 @@ BURN = re.compile(r"JBurn\.burn(\d)")
 def jburn(tier, mode):
     classes = WORKLOADS / "java"
     assert (classes / "JBurn.class").is_file(), f"{classes} is missing: make test-build"
-    return [JAVA, *TIERS[tier], f"-Djava.library.path={classes}", "-cp", classes, "JBurn",
-            mode, 3]
+    return [JAVA, *TIERS[tier], f"-Djava.library.path={classes}:{OUTPUT / 'lib'}",
+            "-cp", f"{classes}:{OUTPUT / 'lib/customlabels.jar'}", "JBurn", mode, 3]
 
 
 def java_names(sample):
@@ -111,7 +111,8 @@ def test_java_churn(tmp_path, request):
     rec = profile_of(tmp_path, "tiered", "churn")
     check_burns(request, rec, "churn")
     # hidden classes (lambdas) are named with their address: JBurn$$Lambda$1+0x...
-    known = re.compile(r"(JBurn[\w$+]*|ChurnTarget|(java|jdk|sun)\.[\w.$+]+)\.[\w$<>]+")
+    known = re.compile(r"(JBurn[\w$+]*|ChurnTarget|(java|jdk|sun|dev\.labelprof)\.[\w.$+]+)"
+                       r"\.[\w$<>]+")
     named = [n for s in rec.profile.samples for n in java_names(s) if n]
     assert not [n for n in named if not known.fullmatch(n)], set(named)
     churn = [s for s in rec.profile.samples if s["comm"] == "churn"]
@@ -134,8 +135,8 @@ def test_java_inspect_pprof(tmp_path):
         text, js = labelprof("inspect", wl.pid), labelprof("inspect", "--json", wl.pid)
         rec = labelprof("record", "-p", wl.pid, "-d", 2, "-o", out)
     assert text.returncode == 0 and js.returncode == 0, text.stderr + js.stderr
-    assert re.search(r"^  Java: HotSpot 17\.\S+: /\S+/libjvm\.so, VMStructs read \(\d+ entries\)$",
-                     text.stdout, re.M), text.stdout
+    assert re.search(r"^  Java: HotSpot 17\.\S+: /\S+/libjvm\.so, VMStructs read "
+                     r"\(\d+ entries\)$", text.stdout, re.M), text.stdout
     assert re.search(r"^    code cache 0x[0-9a-f]+-0x[0-9a-f]+, \d heaps?, segments of \d+ bytes",
                      text.stdout, re.M), text.stdout
     java = json.loads(js.stdout)["java"]

@@ -239,20 +239,18 @@ WL_LABELBURN := $(WL_DIR)/labelburn.jar
 $(eval $(call j_jar,$(WL_LABELBURN),$(WL_SRC)/java/LabelBurn.java))
 WL_BINS += $(WL_LABELBURN)
 
-# jburn: the Java ground truth (tests/workloads/java), compiled at build time
-# by Debian's OpenJDK 17; its native methods in libjburn.so (JNI), which sets
-# labels through libcustomlabels.
-WL_JDK := /usr/lib/jvm/java-17-openjdk-amd64
+# jburn: the Java ground truth of Java frames (tests/workloads/java), labelled
+# through java/; its native method (a JNI up-call) in libjburn.so.
 WL_JAVA := $(WL_DIR)/java
-$(WL_JAVA)/JBurn.class: $(addprefix $(WL_SRC)/java/,JBurn.java ChurnTarget.java JDeep.java) | $(WL_DIR)
+$(WL_JAVA)/JBurn.class: $(addprefix $(WL_SRC)/java/,JBurn.java ChurnTarget.java JDeep.java) \
+		$(J_JAR) | $(WL_DIR)
 	$(call msg,JAVAC,$@)
-	$(Q)$(WL_JDK)/bin/javac -d $(WL_JAVA) $^
+	$(Q)$(JAVAC) $(JAVAC_FLAGS) -cp $(J_JAR) -d $(WL_JAVA) $(filter %.java,$^)
 
-$(WL_JAVA)/libjburn.so: $(WL_SRC)/java/jburn.c $(call wl_dep_lib,1) | $(WL_DIR)
+$(WL_JAVA)/libjburn.so: $(WL_SRC)/java/jburn.c | $(WL_DIR)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(WL_JAVA)
-	$(Q)$(CC) $(WL_CFLAGS) -fPIC -shared -I$(WL_JDK)/include -I$(WL_JDK)/include/linux \
-		$(LDFLAGS) $< -L$(WL_LIBDIR) -l:libcustomlabels.so -Wl,-rpath,'$$ORIGIN/../../lib' -o $@
+	$(Q)$(CC) $(WL_CFLAGS) -fPIC -shared $(JNI_INCLUDES) $(LDFLAGS) $< -o $@
 
 WL_BINS += $(WL_JAVA)/JBurn.class $(WL_JAVA)/libjburn.so
 

@@ -7,9 +7,10 @@
  * viaNative -> upcall (libjburn.so) -> fromNative); churn (plus a thread
  * that loads ChurnTarget in a new class loader again and again, runs it and
  * drops it: classes unloaded, methods freed, code flushed while sampling).
- * Labels are set through libjburn.so (libcustomlabels). "ready" on stderr
- * once warm; exits when stdin closes.
+ * Labels are set with the Java library (dev.labelprof.customlabels).
+ * "ready" on stderr once warm; exits when stdin closes.
  */
+import dev.labelprof.customlabels.CustomLabels;
 import java.io.InputStream;
 import java.lang.reflect.Method;
 
@@ -18,7 +19,8 @@ public class JBurn {
 	static volatile long sink;
 	static boolean jni;
 
-	static native void label(int set);
+	static final String[] SETS = {"0", "1", "2", "3"};
+
 	static native void upcall(int set, long until);
 
 	/* Too big to inline (FreqInlineSize): its own frame in every tier. */
@@ -184,11 +186,12 @@ public class JBurn {
 	static void step(int set) {
 		long until = System.nanoTime() + SWITCH_NS;
 
-		label(set);
-		if (jni)
-			viaNative(set, until);
-		else
-			sink += nest(8, set, until);
+		try (CustomLabels.Scope s = CustomLabels.with("set", SETS[set])) {
+			if (jni)
+				viaNative(set, until);
+			else
+				sink += nest(8, set, until);
+		}
 	}
 
 	static class Worker implements Runnable {
@@ -211,7 +214,7 @@ public class JBurn {
 		try (InputStream in = JBurn.class.getResourceAsStream("ChurnTarget.class")) {
 			bytes = in.readAllBytes();
 		}
-		label(9);
+		CustomLabels.with("set", "9");
 		for (int n = 1;; n++) {
 			ClassLoader loader = new ClassLoader(null) {
 				@Override

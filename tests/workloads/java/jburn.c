@@ -1,25 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * JBurn's native methods: label sets a thread's label set=N through
- * libcustomlabels; upcall calls JBurn.fromNative back, so that a stack goes
- * Java -> native -> Java.
+ * JBurn's native method: upcall calls JBurn.fromNative back, so that a
+ * stack goes Java -> native -> Java.
  */
 #include <jni.h>
-#include <stdio.h>
-
-#include "customlabels.h"
 
 /* What javac -h would declare. */
-JNIEXPORT void JNICALL Java_JBurn_label(JNIEnv *env, jclass cls, jint set);
 JNIEXPORT void JNICALL Java_JBurn_upcall(JNIEnv *env, jclass cls, jint set, jlong until);
-
-JNIEXPORT void JNICALL Java_JBurn_label(JNIEnv *env, jclass cls, jint set)
-{
-	char v[16];
-
-	snprintf(v, sizeof(v), "%d", (int)set);
-	custom_labels_set_str("set", v);
-}
 
 JNIEXPORT void JNICALL Java_JBurn_upcall(JNIEnv *env, jclass cls, jint set, jlong until)
 {
