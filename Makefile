@@ -30,6 +30,8 @@ endif
 
 OUTPUT_SUFFIX := $(if $(filter-out $(HOST_ARCH),$(ARCH)),-$(ARCH))$(if $(SANITIZE),-san)
 OUTPUT ?= .output$(OUTPUT_SUFFIX)
+# npm packages of the Node.js tests (make deps: scripts/deps.sh --node)
+NODE_DIR = $(OUTPUT)/node
 override OUTPUT := $(abspath $(OUTPUT))
 
 CC := $(CROSS_COMPILE)gcc
@@ -150,7 +152,7 @@ $(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/bench:
 
 # ---- commands ----------------------------------------------------------------
 deps:
-	$(Q)scripts/deps.sh $(if $(filter-out $(HOST_ARCH),$(ARCH)),--cross $(GNU_ARCH))
+	$(Q)scripts/deps.sh $(if $(filter-out $(HOST_ARCH),$(ARCH)),--cross $(GNU_ARCH),--node $(NODE_DIR))
 
 # Everything the tests run, built in one go after deps.
 # Every benchmark too: a benchmark nothing builds stops compiling unnoticed.

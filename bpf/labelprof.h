@@ -211,6 +211,36 @@ struct lp_java_ref {
 #define LP_JAVA_ADDR_MASK   ((1ull << 48) - 1)
 #define LP_JAVA_SEGMAP_HOPS 48 /* blob starts looked back for: 48 * 254 segments */
 
+/*
+ * The OpenTelemetry thread context of Node.js (docs/design.md section 13):
+ * recipe->otel locates the thread's discovery struct otel_thread_ctx_nodejs_v1
+ * { cped_slot, als_handle, als_identity_hash, undefined_addr }, and these V8
+ * layout constants (8-byte tagged values, Smis in the upper half) lead from
+ * the current AsyncContextFrame (a JSMap) through its OrderedHashMap to the
+ * context object of the AsyncLocalStorage, whose internal field 0 points to
+ * the OTEP 4947 record.
+ */
+enum lp_node_format {
+	LP_NODE_NONE = 0,
+	LP_NODE_V1 = 1, /* recipe->otel is otel_thread_ctx_nodejs_v1 */
+};
+
+struct lp_node_ref {
+	__u32 format;		/* enum lp_node_format */
+	__u16 map_table;	/* JSMap (JSCollection): its table, an OrderedHashMap */
+	__u16 hash_header;	/* OrderedHashMap: its element count, after the FixedArray header */
+	__u16 record;		/* the context object: its internal field 0 */
+	__u16 instance_type;	/* Map: instance_type (u16) */
+	__u16 instance_size;	/* Map: instance_size_in_words (u8) */
+	__u16 js_map_type;	/* JS_MAP_TYPE */
+	__u16 api_type;		/* JS_API_OBJECT_TYPE */
+	__u16 special_api_type; /* JS_SPECIAL_API_OBJECT_TYPE */
+	__u32 pad;
+};
+/* Buckets of an AsyncContextFrame's table read at most, and entries of one bucket's chain. */
+#define LP_NODE_MAX_BUCKETS 4096
+#define LP_NODE_MAX_CHAIN   16
+
 /* Per-process recipe, value of the `recipes` map keyed by tgid. */
 struct lp_recipe {
 	__u32 form;  /* enum lp_label_form of the custom labels */
@@ -232,6 +262,7 @@ struct lp_recipe {
 	struct lp_go_ref go; /* Go pprof labels, read besides any custom labels */
 	struct lp_py_ref py; /* CPython frames */
 	struct lp_java_ref java; /* HotSpot frames */
+	struct lp_node_ref node; /* how recipe->otel leads to a record in Node.js */
 };
 
 /*
@@ -481,7 +512,8 @@ _Static_assert(sizeof(struct lp_tls_ref) == 48, "lp_tls_ref layout");
 _Static_assert(sizeof(struct lp_go_ref) == 32, "lp_go_ref layout");
 _Static_assert(sizeof(struct lp_py_ref) == 40, "lp_py_ref layout");
 _Static_assert(sizeof(struct lp_java_ref) == 136, "lp_java_ref layout");
-_Static_assert(sizeof(struct lp_recipe) == 328, "lp_recipe layout");
+_Static_assert(sizeof(struct lp_node_ref) == 24, "lp_node_ref layout");
+_Static_assert(sizeof(struct lp_recipe) == 352, "lp_recipe layout");
 _Static_assert(sizeof(struct lp_event_hdr) == 8, "lp_event_hdr layout");
 _Static_assert(sizeof(struct lp_sample) == 56, "lp_sample layout");
 _Static_assert(__builtin_offsetof(struct lp_sample, comm) == 40, "lp_sample layout");

@@ -10,6 +10,7 @@
 #include "arch.h"
 #include "labels_custom.bpf.h"
 #include "labels_otel.bpf.h"
+#include "labels_node.bpf.h"
 #include "labels_go.bpf.h"
 
 /* The recipe that applies to tgid now, or NULL. */
@@ -104,7 +105,9 @@ static __always_inline void read_label_set(struct task_struct *task, bool remote
 	 */
 	if (r->form != LP_FORM_NONE)
 		read_custom_labels(task, remote, r, sc, s, off, c);
-	if (r->otel.access != LP_TLS_NONE)
+	if (r->otel.access != LP_TLS_NONE && r->node.format == LP_NODE_V1)
+		read_node_thread(task, remote, r, sc, s, off);
+	else if (r->otel.access != LP_TLS_NONE)
 		read_otel_thread(task, remote, r, sc, s, off);
 	if (r->go.format != LP_GO_NONE)
 		read_go_labels(task, remote, r, sc, s, off);

@@ -102,26 +102,16 @@ static long otel_attr(__u32 i, struct lp_scratch **scp)
 }
 
 /*
- * The OpenTelemetry thread context of task (r->otel, OTEP 4947) into the
- * record s at *off, after the custom labels (docs/design.md section 1).
+ * The OTEP 4947 record at ptr (not NULL) into the record s at *off, after
+ * the custom labels (docs/design.md section 1).
  */
-static __always_inline void read_otel_thread(struct task_struct *task, bool remote,
-					     const struct lp_recipe *r, struct lp_scratch *sc,
-					     struct lp_sample *s, __u32 *off)
+static __always_inline void read_otel_record(struct task_struct *task, bool remote, __u64 ptr,
+					     struct lp_scratch *sc, struct lp_sample *s, __u32 *off)
 {
-	__u64 addr, ptr, *ids = (__u64 *)sc->otel;
+	__u64 *ids = (__u64 *)sc->otel;
 	__u16 before = s->label_count;
 	__u32 size;
 
-	if (tls_object_addr(task, remote, &r->otel, &addr, &s->status))
-		return;
-	if (read_user(task, remote, &ptr, sizeof(ptr), addr)) {
-		s->status |= LP_ST_READ_FAULT;
-		return;
-	}
-	s->status |= LP_ST_LABELS_READ;
-	if (!ptr) /* no context */
-		return;
 	/*
 	 * The record's first LP_OTEL_RECORD_MAX bytes (the OTEP's recommended
 	 * size; a larger record's attributes past them are left out) in one
@@ -169,6 +159,24 @@ static __always_inline void read_otel_thread(struct task_struct *task, bool remo
 	}
 	s->label_bytes += sc->off - *off;
 	*off = sc->off;
+}
+
+/* The OpenTelemetry thread context of task: otel_thread_ctx_v1 (r->otel) points to its record. */
+static __always_inline void read_otel_thread(struct task_struct *task, bool remote,
+					     const struct lp_recipe *r, struct lp_scratch *sc,
+					     struct lp_sample *s, __u32 *off)
+{
+	__u64 addr, ptr;
+
+	if (tls_object_addr(task, remote, &r->otel, &addr, &s->status))
+		return;
+	if (read_user(task, remote, &ptr, sizeof(ptr), addr)) {
+		s->status |= LP_ST_READ_FAULT;
+		return;
+	}
+	s->status |= LP_ST_LABELS_READ;
+	if (ptr) /* NULL: no context */
+		read_otel_record(task, remote, ptr, sc, s, off);
 }
 
 #endif /* LABELPROF_LABELS_OTEL_BPF_H */

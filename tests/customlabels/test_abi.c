@@ -74,6 +74,7 @@ static const char *const api[] = {
 	"custom_labels_otel_attach",
 	"custom_labels_otel_current",
 	"custom_labels_otel_publish",
+	"custom_labels_otel_publish_schema",
 	"custom_labels_otel_unpublish",
 };
 

@@ -134,6 +134,60 @@ static void test_decode(void **state)
 	free(p);
 }
 
+/* A ProcessContext attribute of an integer or string value. */
+static ctx_kv_t *ctx_attr(ctx_kv_t *kv, ctx_value_t *v, const char *key, const char *str,
+			  int64_t num)
+{
+	ctx_kv_t k = OPENTELEMETRY__PROTO__PROCESSCONTEXT__V1DEVELOPMENT__CONTEXT_KEY_VALUE__INIT;
+	ctx_value_t x =
+		OPENTELEMETRY__PROTO__PROCESSCONTEXT__V1DEVELOPMENT__CONTEXT_ANY_VALUE__INIT;
+
+	*kv = k;
+	*v = x;
+	kv->key = (char *)key;
+	if (str) {
+		v->value_case =
+			OPENTELEMETRY__PROTO__PROCESSCONTEXT__V1DEVELOPMENT__CONTEXT_ANY_VALUE__VALUE_STRING_VALUE;
+		v->string_value = (char *)str;
+	} else {
+		v->value_case =
+			OPENTELEMETRY__PROTO__PROCESSCONTEXT__V1DEVELOPMENT__CONTEXT_ANY_VALUE__VALUE_INT_VALUE;
+		v->int_value = num;
+	}
+	kv->value = v;
+	return kv;
+}
+
+/* The Node.js schema's layout constants (threadlocal.*, integers or strings) are kept as text. */
+static void test_decode_threadlocal(void **state)
+{
+	process_context_t pc =
+		OPENTELEMETRY__PROTO__PROCESSCONTEXT__V1DEVELOPMENT__PROCESS_CONTEXT__INIT;
+	ctx_kv_t kv[4], *attrs[4];
+	ctx_value_t v[4];
+	struct otel_ctx ctx;
+	uint8_t buf[512];
+	size_t len;
+
+	(void)state;
+	attrs[0] = ctx_attr(&kv[0], &v[0], OTEL_CTX_SCHEMA_VERSION, "nodejs_v1_dev", 0);
+	attrs[1] = ctx_attr(&kv[1], &v[1], "threadlocal.tagged_size", NULL, 8);
+	attrs[2] = ctx_attr(&kv[2], &v[2], "threadlocal.js_object_record_offset", "32", 0);
+	attrs[3] = ctx_attr(&kv[3], &v[3], "not.threadlocal", NULL, 1);
+	pc.n_attributes = 4;
+	pc.attributes = attrs;
+	len = opentelemetry__proto__processcontext__v1development__process_context__pack(&pc, buf);
+	assert_int_equal(otel_ctx__decode(buf, len, &ctx, NULL, 0), 0);
+	assert_string_equal(ctx.schema_version, "nodejs_v1_dev");
+	assert_int_equal(ctx.nr_threadlocal, 2);
+	assert_string_equal(otel_ctx__threadlocal(&ctx, "threadlocal.tagged_size"), "8");
+	assert_string_equal(otel_ctx__threadlocal(&ctx, "threadlocal.js_object_record_offset"),
+			    "32");
+	assert_null(otel_ctx__threadlocal(&ctx, "not.threadlocal"));
+	assert_null(otel_ctx__threadlocal(&ctx, OTEL_CTX_SCHEMA_VERSION));
+	otel_ctx__clear(&ctx);
+}
+
 /* 10 000 keys: the first 256 are the ones a one-byte index can name. */
 static void test_huge_key_map(void **state)
 {
@@ -432,6 +486,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode),
+		cmocka_unit_test(test_decode_threadlocal),
 		cmocka_unit_test(test_huge_key_map),
 		cmocka_unit_test(test_read_hostile_headers),
 		cmocka_unit_test(test_thread_labels),

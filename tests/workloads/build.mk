@@ -259,3 +259,20 @@ WL_BINS += $(WL_JAVA)/JBurn.class $(WL_JAVA)/libjburn.so
 workloads: $(WL_BINS)
 
 TEST_DEPS += $(WL_BINS)
+
+# nodectx: the process context of the Node.js test app (tests/workloads/node), preloaded;
+# libcustomlabels linked in with none of its symbols exported.
+$(WL_DIR)/nodectx.so: $(WL_SRC)/nodectx.c $(WL_LIBDIR)/libcustomlabels.a | $(WL_DIR)
+	$(call msg,LIB,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -fPIC -shared $(LDFLAGS) $< $(WL_LIBDIR)/libcustomlabels.a \
+		-Wl,--exclude-libs,ALL -s -lpthread -o $@
+
+WL_BINS += $(WL_DIR)/nodectx.so
+
+# fakenode: the Node.js thread context's V8 objects laid out by a C program (its own TLS).
+$(WL_DIR)/fakenode: $(WL_SRC)/fakenode.c $(WL_COMMON) | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(LDFLAGS) $< $(WL_COMMON) \
+		-Wl,--export-dynamic-symbol=otel_thread_ctx_nodejs_v1 -lpthread -o $@
+
+WL_BINS += $(WL_DIR)/fakenode

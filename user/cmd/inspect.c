@@ -25,6 +25,7 @@
 #include "proc/stat.h"
 #include "proc/tls.h"
 #include "runtime/hotspot.h"
+#include "runtime/node.h"
 #include "runtime/python.h"
 
 struct inspect_env {
@@ -519,7 +520,8 @@ static void put_otel_thread(const struct lp_recipe *r, const struct tls_diag *di
 		       diag->otel_object[0] ? " in " : "", diag->otel_object);
 	if (!found)
 		return;
-	printf("    otel_thread_ctx_v1 points to the record; ");
+	printf(r->node.format ? "    otel_thread_ctx_nodejs_v1 leads to the record; "
+			      : "    otel_thread_ctx_v1 points to the record; ");
 	put_ref_where(&r->otel);
 	printf("    fields: ");
 	put_ref_fields_text(&r->otel);
@@ -708,6 +710,15 @@ static void put_java(pid_t pid, bool json)
 	}
 	maps__free(maps);
 	free(vm);
+/* A Node.js process's OTel thread context: the V8 layout too, as record reads it. */
+static void node_ctx(pid_t pid, struct lp_recipe *r, struct tls_diag *diag)
+{
+	struct maps *maps = NULL;
+
+	maps__read(pid, 0, &maps);
+	if (node__thread_ctx(pid, maps, &r->node, diag->otel_msg, sizeof(diag->otel_msg)))
+		r->otel.access = LP_TLS_NONE;
+	maps__free(maps);
 }
 
 static int inspect_pid(const struct inspect_env *env)
@@ -721,6 +732,8 @@ static int inspect_pid(const struct inspect_env *env)
 	int err, fd;
 
 	err = tls__resolve_process(NULL, env->pid, &r, &diag);
+	if (!err && r.otel.access != LP_TLS_NONE && diag.otel_nodejs)
+		node_ctx(env->pid, &r, &diag);
 	if (err == -ESRCH) {
 		fprintf(stderr, "labelprof: no such process: %d\n", env->pid);
 		return 1;

@@ -283,6 +283,52 @@ static int take_key_map(struct otel_ctx *ctx, const ctx_value_t *v)
 	return 0;
 }
 
+/* A threadlocal.* attribute other than the key map and the schema, kept as text. */
+static int take_threadlocal(struct otel_ctx *ctx, const ctx_kv_t *kv)
+{
+	struct otel_ctx_attr *a;
+	char buf[32];
+
+	if (ctx->nr_threadlocal == OTEL_CTX_MAX_THREADLOCAL || !kv->value)
+		return 0;
+	if (!ctx->threadlocal) {
+		ctx->threadlocal = calloc(OTEL_CTX_MAX_THREADLOCAL, sizeof(*ctx->threadlocal));
+		if (!ctx->threadlocal)
+			return -ENOMEM;
+	}
+	a = &ctx->threadlocal[ctx->nr_threadlocal];
+	if (kv->value->value_case ==
+	    OPENTELEMETRY__PROTO__PROCESSCONTEXT__V1DEVELOPMENT__CONTEXT_ANY_VALUE__VALUE_INT_VALUE) {
+		snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)kv->value->int_value);
+		a->value = strdup(buf);
+	} else if (
+		kv->value->value_case ==
+		OPENTELEMETRY__PROTO__PROCESSCONTEXT__V1DEVELOPMENT__CONTEXT_ANY_VALUE__VALUE_STRING_VALUE) {
+		a->value = copy_str(kv->value->string_value);
+	} else {
+		return 0;
+	}
+	a->key = copy_str(kv->key);
+	if (!a->key || !a->value) {
+		free(a->key);
+		free(a->value);
+		a->key = a->value = NULL;
+		return -ENOMEM;
+	}
+	ctx->nr_threadlocal++;
+	return 0;
+}
+
+const char *otel_ctx__threadlocal(const struct otel_ctx *ctx, const char *key)
+{
+	size_t i;
+
+	for (i = 0; ctx && i < ctx->nr_threadlocal; i++)
+		if (!strcmp(ctx->threadlocal[i].key, key))
+			return ctx->threadlocal[i].value;
+	return NULL;
+}
+
 int otel_ctx__decode(const void *payload, size_t len, struct otel_ctx *ctx, char *err,
 		     size_t err_len)
 {
@@ -320,6 +366,8 @@ int otel_ctx__decode(const void *payload, size_t len, struct otel_ctx *ctx, char
 			ctx->schema_version = copy_str(kv->value->string_value);
 			if (!ctx->schema_version)
 				ret = -ENOMEM;
+		} else if (!strncmp(kv->key, "threadlocal.", 12)) {
+			ret = take_threadlocal(ctx, kv);
 		}
 	}
 	opentelemetry__proto__processcontext__v1development__process_context__free_unpacked(pc,
@@ -342,6 +390,11 @@ void otel_ctx__clear(struct otel_ctx *ctx)
 		free(ctx->keys[i]);
 	free(ctx->keys);
 	free(ctx->schema_version);
+	for (i = 0; i < ctx->nr_threadlocal; i++) {
+		free(ctx->threadlocal[i].key);
+		free(ctx->threadlocal[i].value);
+	}
+	free(ctx->threadlocal);
 	memset(ctx, 0, sizeof(*ctx));
 }
 

@@ -20,6 +20,7 @@
 #define OTEL_CTX_MAX_KEYS 256
 /* Resource attributes kept, and the bytes of each key and value. */
 #define OTEL_CTX_MAX_RESOURCE 64
+#define OTEL_CTX_MAX_THREADLOCAL 16
 #define OTEL_CTX_MAX_STRING   1024
 /* Header reads while published_at_ns is 0 or changes under the reader. */
 #define OTEL_CTX_READ_TRIES 4
@@ -41,6 +42,9 @@ struct otel_ctx {
 	char **keys; /* threadlocal.attribute_key_map: keys[key index] (NULL: not a string) */
 	size_t key_map_len;   /* entries the map has, beyond OTEL_CTX_MAX_KEYS too */
 	char *schema_version; /* threadlocal.schema_version, or NULL */
+	/* the other string and integer threadlocal.* attributes (a reader's layout constants) */
+	size_t nr_threadlocal;
+	struct otel_ctx_attr *threadlocal;
 };
 
 struct maps;
@@ -67,6 +71,9 @@ int otel_ctx__published_at(int pid, __u64 addr, __u64 *published_at_ns);
 /* Decodes a payload into ctx (zeroed first); -EINVAL with err, -ENOMEM. */
 int otel_ctx__decode(const void *payload, size_t len, struct otel_ctx *ctx, char *err,
 		     size_t err_len);
+
+/* The value of the threadlocal.* attribute key as text, or NULL. */
+const char *otel_ctx__threadlocal(const struct otel_ctx *ctx, const char *key);
 
 /* Frees what otel_ctx__read returned or otel_ctx__decode filled (then ctx itself if owned). */
 void otel_ctx__clear(struct otel_ctx *ctx);

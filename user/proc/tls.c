@@ -496,6 +496,7 @@ static int proc__resolve_otel(struct proc *p, const struct proc_object *main_pro
 			snprintf(diag->otel_object, sizeof(diag->otel_object), "%s", o->map->path);
 			snprintf(diag->otel_msg, sizeof(diag->otel_msg), "%s", d.msg);
 			diag->otel_case = d.tls_case;
+			diag->otel_nodejs = o->info.otel_nodejs;
 			if (!ret)
 				return 0;
 			memset(ref, 0, sizeof(*ref));
@@ -507,7 +508,8 @@ static int proc__resolve_otel(struct proc *p, const struct proc_object *main_pro
 	}
 	if (!diag->otel_object[0])
 		msg__set(diag->otel_msg, sizeof(diag->otel_msg),
-			 "no OpenTelemetry thread context (" SYM_OTEL ") in any mapped file");
+			 "no OpenTelemetry thread context (" SYM_OTEL " or " SYM_OTEL_NODE
+			 ") in any mapped file");
 	return first_err;
 }
 

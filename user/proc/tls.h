@@ -66,8 +66,12 @@ struct tls_file_info {
 	__u32 nr_relocs;
 	__u32 nr_exec_segments;
 	struct tls_reloc relocs[TLS_MAX_RELOCS];
-	/* The OpenTelemetry thread context pointer, otel_thread_ctx_v1 (OTEP 4947). */
+	/*
+	 * The OpenTelemetry thread context pointer, otel_thread_ctx_v1 (OTEP 4947),
+	 * or Node.js's discovery struct otel_thread_ctx_nodejs_v1 (otel_nodejs).
+	 */
 	bool has_otel;
+	bool otel_nodejs;
 	bool otel_sym_dynamic; /* in .dynsym */
 	__u32 nr_otel_relocs;
 	__u64 otel_value; /* st_value: offset in the TLS block */
@@ -95,6 +99,7 @@ struct tls_diag {
 	char msg[TLS_DIAG_LEN];	   /* one line for logs */
 	/* The same for the OTel thread context (otel_case: enum tls_case). */
 	__u32 otel_case;
+	bool otel_nodejs; /* the object defines otel_thread_ctx_nodejs_v1 */
 	char otel_object[TLS_DIAG_LEN];
 	char otel_msg[TLS_DIAG_LEN];
 	char go[TLS_DIAG_LEN];	   /* Go programs: the version and how labels are read, or why not */

@@ -16,6 +16,9 @@
 #define SYM_V0	    "custom_labels_thread_local_data"
 #define SYM_V1	    "custom_labels_current_set"
 #define SYM_OTEL    "otel_thread_ctx_v1"
+/* Node.js: a discovery struct, not a record pointer (docs/design.md section 13) */
+#define SYM_OTEL_NODE  "otel_thread_ctx_nodejs_v1"
+#define OTEL_NODE_SIZE 32
 
 /* Larger TLS segments are not believed, from files or from processes. */
 #define TLS_MAX_MEMSZ (1ull << 30)

@@ -145,14 +145,15 @@ static void dynamic_flags(Elf *elf, const GElf_Phdr *phdr, size_t file_size, boo
 static int inspect_elf(const struct elf_file *ef, struct tls_file_info *info, char *err,
 		       size_t err_len)
 {
-	static const char *const names[] = {SYM_VERSION, SYM_V0, SYM_V1, SYM_OTEL};
+	static const char *const names[] = {SYM_VERSION, SYM_V0, SYM_V1, SYM_OTEL, SYM_OTEL_NODE};
 	const char *name = elf_file__name(ef);
 	const struct tls_arch *arch;
 	bool has_interp = false, pie = false, soname = false;
 	size_t size = elf_file__size(ef), i;
-	unsigned int found[4];
+	unsigned int found[5];
 	struct reloc_ctx ctx;
-	GElf_Sym syms[4];
+	GElf_Sym syms[5];
+	int o;
 	uint32_t version;
 	uint64_t obj_size;
 	int tls_idx, ret;
@@ -200,19 +201,22 @@ static int inspect_elf(const struct elf_file *ef, struct tls_file_info *info, ch
 	if (info->is_exe)
 		golang__inspect_elf(ef, &info->go);
 
-	elf_file__find_symbols(ef, names, 4, syms, found);
+	elf_file__find_symbols(ef, names, 5, syms, found);
 	ctx.arch = arch;
 	/*
 	 * The OTel thread context pointer needs no version symbol; one outside
-	 * the TLS segment is not used (the custom labels may still be).
+	 * the TLS segment is not used (the custom labels may still be). A file
+	 * with both forms is read by the pointer.
 	 */
-	if (found[3] && GELF_ST_TYPE(syms[3].st_info) == STT_TLS && info->has_tls &&
-	    info->tls_memsz <= TLS_MAX_MEMSZ && syms[3].st_value <= info->tls_memsz &&
-	    sizeof(void *) <= info->tls_memsz - syms[3].st_value) {
+	o = found[3] ? 3 : 4;
+	if (found[o] && GELF_ST_TYPE(syms[o].st_info) == STT_TLS && info->has_tls &&
+	    info->tls_memsz <= TLS_MAX_MEMSZ && syms[o].st_value <= info->tls_memsz &&
+	    (o == 3 ? sizeof(void *) : OTEL_NODE_SIZE) <= info->tls_memsz - syms[o].st_value) {
 		info->has_otel = true;
-		info->otel_value = syms[3].st_value;
-		info->otel_sym_dynamic = found[3] == SHT_DYNSYM;
-		ctx.name = SYM_OTEL;
+		info->otel_nodejs = o == 4;
+		info->otel_value = syms[o].st_value;
+		info->otel_sym_dynamic = found[o] == SHT_DYNSYM;
+		ctx.name = names[o];
 		ctx.value = info->otel_value;
 		ctx.relocs = info->otel_relocs;
 		ctx.nr = &info->nr_otel_relocs;

@@ -79,8 +79,6 @@ struct py_code {
 /* Reads the code object at addr of pid: 0, or -errno (-EINVAL: not a code object). */
 int py_code__read(pid_t pid, const struct py_image *img, __u64 bias, __u64 addr,
 		  struct py_code *c);
-/* Whether the code object at c->addr is still c (not freed and reused). */
-bool py_code__same(pid_t pid, const struct py_image *img, __u64 bias, const struct py_code *c);
 void py_code__free(struct py_code *c);
 /* The line of the instruction at index instr (2-byte code units); 0: unknown. */
 __u32 py_code__line(const struct py_code *c, __u32 instr);

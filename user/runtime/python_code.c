@@ -184,15 +184,6 @@ int py_code__read(pid_t pid, const struct py_image *img, __u64 bias, __u64 addr,
 	return 0;
 }
 
-bool py_code__same(pid_t pid, const struct py_image *img, __u64 bias, const struct py_code *c)
-{
-	__u64 fp[6];
-	__u32 line;
-
-	return !fingerprint(pid, img, bias, c->addr, fp, &line) &&
-	       !memcmp(fp, c->fingerprint, sizeof(fp));
-}
-
 void py_code__free(struct py_code *c)
 {
 	free(c->function);

@@ -17,15 +17,15 @@
 #include "runtime/python.h"
 #include "symbolize/symbols.h"
 
-/* A code object named is read again when used this long after it was last checked. */
-#define CODE_CHECK_NS (100ull * 1000 * 1000)
+/* An address that held no code object is read again when used this long after. */
+#define BAD_RETRY_NS (100ull * 1000 * 1000)
 /* Code objects named per process, at most: past it, the cache starts over. */
 #define MAX_CODES 65536
 
 struct py_cached {
 	struct py_code code;
-	__u64 checked_ns;
-	bool bad; /* not a code object (any more): unnamed until it changes */
+	__u64 checked_ns; /* when it was read */
+	bool bad;	  /* not a code object: unnamed until BAD_RETRY_NS later */
 };
 
 struct py_proc {
@@ -118,21 +118,20 @@ static __u64 code_ident(const struct py_code *c)
 }
 
 /*
- * The code object at addr, named (read, or checked again when due or when it
- * is not the one sampled, ident); NULL if none, or if the code object there
- * now is not the one sampled (freed, its address reused).
+ * The code object at addr, named; NULL if none, or if the code object there
+ * now is not the one sampled, ident (freed, its address reused). A code
+ * object read before is known by ident without reading it again, even once
+ * the process has exited.
  */
 static const struct py_code *code_at(struct py_proc *p, pid_t pid, __u64 addr, __u64 ident,
 				     __u64 now)
 {
 	struct py_cached *c = pairmap__get(&p->codes, addr, 0);
 
-	if (c && now - c->checked_ns < CODE_CHECK_NS && (c->bad || code_ident(&c->code) == ident))
-		return c->bad ? NULL : &c->code;
-	if (c && !c->bad && py_code__same(pid, &p->img, p->bias, &c->code)) {
-		c->checked_ns = now;
-		return code_ident(&c->code) == ident ? &c->code : NULL;
-	}
+	if (c && !c->bad && code_ident(&c->code) == ident)
+		return &c->code;
+	if (c && c->bad && now - c->checked_ns < BAD_RETRY_NS)
+		return NULL;
 	if (!c) {
 		if (p->codes.count >= MAX_CODES)
 			forget_codes(p);

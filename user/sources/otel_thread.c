@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The OpenTelemetry thread context (OTEP 4947, docs/design.md section 1) as a
- * registry module: where the process keeps its threads' context pointer.
+ * registry module: where the process keeps its threads' context pointer, or
+ * in Node.js its threads' discovery struct and the V8 layout that leads from
+ * it to the record (section 13).
  */
 #include <errno.h>
 #include <stdio.h>
 
+#include "proc/otel_ctx.h"
 #include "proc/tls.h"
 #include "registry/module.h"
+#include "runtime/node.h"
 
 struct otel_thread_proc {
 	bool found; /* at the last inspection */
@@ -25,6 +29,10 @@ static int otel_thread_inspect(void *mod, void *state, struct proc_view *v,
 	tp = registry__tls(v, &diag, &ret);
 	if (tp)
 		ret = tls_process__otel_thread(tp, &recipe->otel, diag);
+	if (!ret && recipe->otel.access != LP_TLS_NONE && diag->otel_nodejs &&
+	    node__thread_ctx(v->pid, v->maps, &recipe->node, diag->otel_msg,
+			     sizeof(diag->otel_msg)))
+		recipe->otel.access = LP_TLS_NONE;
 	found = !ret && recipe->otel.access != LP_TLS_NONE;
 	if (found && !p->found && v->env->verbose)
 		fprintf(stderr, "labelprof: pid %d: OpenTelemetry thread context: %s\n", v->pid,

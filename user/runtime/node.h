@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Node.js (docs/design.md section 13): the V8 layout the BPF walk of the
+ * OpenTelemetry Node.js thread context needs, from V8's postmortem
+ * constants (v8dbg_*) in the node executable or libnode.
+ */
+#ifndef LABELPROF_NODE_H
+#define LABELPROF_NODE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "labelprof.h"
+
+struct elf_file;
+struct maps;
+struct otel_ctx;
+
+/*
+ * The layout from ef's v8dbg_* symbols into ref (format LP_NODE_V1).
+ * Returns 0, -ENOENT when ef has none, -ENOTSUP for a layout the walk does
+ * not read (pointer compression), with a reason in err.
+ */
+int node__v8_layout(const struct elf_file *ef, struct lp_node_ref *ref, char *err, size_t err_len);
+
+/*
+ * The same from pid's executable, else a mapped file named node, nodejs
+ * or libnode.so*, then the offsets its process context publishes (ctx, may
+ * be NULL) in their place: its instance types come from the binary alone. msg says where they came from, or why there are none.
+ */
+int node__find_layout(pid_t pid, const struct maps *maps, const struct otel_ctx *ctx,
+		      struct lp_node_ref *ref, char *msg, size_t msg_len);
+
+/* threadlocal.schema_version of the Node.js thread context */
+#define NODE_SCHEMA "nodejs_v1_dev"
+
+/*
+ * The Node.js part of a recipe whose OTel thread context is the discovery
+ * struct: the layout (node__find_layout, with pid's process context),
+ * unless the process says its threads cannot publish a context. msg holds
+ * where the struct is, and becomes one line saying what was found or why
+ * labels cannot be read. Returns 0 or -errno (ref then zeroed).
+ */
+int node__thread_ctx(pid_t pid, const struct maps *maps, struct lp_node_ref *ref, char *msg,
+		     size_t msg_len);
+
+#endif /* LABELPROF_NODE_H */
