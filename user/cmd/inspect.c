@@ -710,6 +710,8 @@ static void put_java(pid_t pid, bool json)
 	}
 	maps__free(maps);
 	free(vm);
+}
+
 /* A Node.js process's OTel thread context: the V8 layout too, as record reads it. */
 static void node_ctx(pid_t pid, struct lp_recipe *r, struct tls_diag *diag)
 {
