@@ -121,6 +121,9 @@ static __always_inline struct pt_regs *arch_task_user_regs(struct task_struct *t
 #define ARCH_USER_FP_WALK 1
 /* The frame record lies at the top of an x86-64 frame: the caller's SP is FP + 16. */
 #define ARCH_FP_STEP_SP 1
+/* HotSpot's frames are walked on x86-64 (stack_hotspot.bpf.h): its layouts are known here */
+#define ARCH_JAVA_WALK 1
+#define X86_RET	       0xc3 /* ret: a frame's stack is gone, its return address at SP */
 
 #define X86_USER_CS   0x33    /* __USER_CS: 64-bit user mode */
 #define X86_EFLAGS_VM 0x20000 /* virtual 8086 mode */
@@ -205,6 +208,7 @@ static __always_inline __u64 arch_plt_extra(__u64 ip)
 }
 #elif defined(__TARGET_ARCH_arm64)
 #define ARCH_USER_FP_WALK 0
+#define ARCH_JAVA_WALK	  0
 /*
  * gcc and clang put the frame record at the bottom of an arm64 frame: a
  * frame-pointer step gives the caller's FP and pc, not its SP.

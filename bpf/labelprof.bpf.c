@@ -8,6 +8,7 @@
  *   filter.bpf.h         which processes are sampled
  *   stack_fp.bpf.h       a user stack by its frame records
  *   stack_cfi.bpf.h      a user stack by the CFI rows of userspace's unwind tables
+ *   stack_hotspot.bpf.h  the Java frames of a HotSpot JVM's code cache, inside that walk
  *   stack_python.bpf.h   the Python frames of a thread, after its native ones
  *   labels.bpf.h         a thread's label set: its process's recipe, then each source
  *   labels_custom.bpf.h  custom labels
@@ -60,7 +61,7 @@ static __always_inline bool uprobes_active(struct task_struct *task)
  */
 static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct task_struct *task,
 				       __u32 task_flags, struct lp_scratch *sc, __u32 off,
-				       __u32 *status)
+				       const struct lp_recipe *r, __u32 *status)
 {
 	long n;
 #if ARCH_USER_CFI_WALK
@@ -73,7 +74,7 @@ static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct t
 			tgid = bpf_get_current_pid_tgid() >> 32;
 			proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 			if (proc)
-				return walk_user_cfi(sc, off, &u, proc, status);
+				return walk_user_cfi(sc, off, &u, proc, r, status);
 		}
 #if ARCH_USER_FP_WALK
 		n = walk_user_stack(sc, off, &u);
@@ -164,8 +165,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (kthread) {
 		c->kernel_threads++;
 	} else {
+		/* first: the user stack's walk takes the JVM's layout from it */
+		r = sample_recipe(task, false, flags, sc, s, c);
 		if (user_stacks && off <= sizeof(*s) + LP_MAX_STACK_DEPTH * sizeof(__u64)) {
-			n = user_stack(ctx, task, flags, sc, off, &s->status);
+			n = user_stack(ctx, task, flags, sc, off, r, &s->status);
 			if (n > 0) {
 				s->ustack_len = n / sizeof(__u64);
 				off += n;
@@ -173,7 +176,6 @@ int on_sample(struct bpf_perf_event_data *ctx)
 				s->status |= LP_ST_USTACK_ERR;
 			}
 		}
-		r = sample_recipe(task, false, flags, sc, s, c);
 		if (r && r->py.interp_head && user_stacks)
 			walk_python(task, &r->py, sc, s, &off);
 		if (!read_labels)

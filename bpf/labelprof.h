@@ -169,6 +169,49 @@ static inline __u64 lp_py_ident(__u64 qualname, __u64 linetable, __u64 name_hash
 #define LP_PY_MAX_THREADS 256 /* thread states looked through for the sampled thread */
 
 /*
+ * HotSpot JVM frames (docs/design.md section 12), x86-64: where the code
+ * cache is and how its blobs and interpreter frames are laid out, all read
+ * from the JVM's own VMStructs tables (user/runtime/hotspot_vmstructs.c).
+ */
+#define LP_JAVA_MAX_HEAPS 3 /* non-nmethods, profiled, non-profiled */
+
+struct lp_java_heap {
+	__u64 low; /* CodeHeap::_memory: the reserved bounds */
+	__u64 high;
+	__u64 segmap; /* CodeHeap::_segmap: one byte per segment */
+};
+
+struct lp_java_ref {
+	__u64 cc_low;	  /* CodeCache::_low_bound; 0: not a JVM */
+	__u64 cc_high;	  /* CodeCache::_high_bound */
+	__u64 interp_low; /* the template interpreter's code (AbstractInterpreter::_code) */
+	__u64 interp_high;
+	__u64 nmethod_vtable; /* what an nmethod's first word holds; 0: unknown */
+	struct lp_java_heap heaps[LP_JAVA_MAX_HEAPS];
+	__u32 heap_count;
+	__u32 log2_segment;	   /* CodeHeap::_log2_segment_size */
+	__u16 heap_block;	   /* sizeof(HeapBlock): a blob follows its block's header */
+	__u16 blob_frame_size;	   /* CodeBlob::_frame_size (words) */
+	__u16 blob_frame_complete; /* CodeBlob::_frame_complete_offset */
+	__u16 blob_code_begin;	   /* CodeBlob::_code_begin */
+	__u16 nm_method;	   /* CompiledMethod::_method */
+	__s16 fp_method;	   /* an interpreter frame's Method*, bytes from its FP */
+	__s16 fp_bcp;		   /* its bytecode pointer */
+	__s16 fp_sender_sp;	   /* its caller's stack pointer */
+};
+
+/*
+ * A Java frame in a record's user stack takes two words in place of its
+ * pc: the Method* (LP_JAVA_COMPILED: of an nmethod's frame), then
+ * LP_JAVA_SECOND with the bytecode pointer (interpreted) or the pc (compiled).
+ */
+#define LP_JAVA_TAG	    0xcull /* ip >> 60 */
+#define LP_JAVA_COMPILED    (1ull << 59)
+#define LP_JAVA_SECOND	    (1ull << 58)
+#define LP_JAVA_ADDR_MASK   ((1ull << 48) - 1)
+#define LP_JAVA_SEGMAP_HOPS 48 /* blob starts looked back for: 48 * 254 segments */
+
+/*
  * The OpenTelemetry thread context of Node.js (docs/design.md section 13):
  * recipe->otel locates the thread's discovery struct otel_thread_ctx_nodejs_v1
  * { cped_slot, als_handle, als_identity_hash, undefined_addr }, and these V8
@@ -218,6 +261,7 @@ struct lp_recipe {
 	__u64 exec_vm;
 	struct lp_go_ref go; /* Go pprof labels, read besides any custom labels */
 	struct lp_py_ref py; /* CPython frames */
+	struct lp_java_ref java; /* HotSpot frames */
 	struct lp_node_ref node; /* how recipe->otel leads to a record in Node.js */
 };
 
@@ -447,6 +491,15 @@ struct lp_py_counters {
 	__u64 truncated;  /* walks that stopped at LP_MAX_PY_FRAMES */
 };
 
+/* Per-CPU counters of the Java walk, one PERCPU_ARRAY entry. */
+struct lp_java_counters {
+	__u64 interpreted; /* interpreted frames stored */
+	__u64 compiled;	   /* nmethod frames stored */
+	__u64 stubs;	   /* frames of other code cache blobs (stubs, adapters) */
+	__u64 no_blob;	   /* a pc in the code cache in no blob */
+	__u64 faults;	   /* a blob or frame could not be read */
+};
+
 /* Filter modes (rodata). */
 enum lp_filter_mode {
 	LP_FILTER_ALL = 0,
@@ -458,8 +511,9 @@ enum lp_filter_mode {
 _Static_assert(sizeof(struct lp_tls_ref) == 48, "lp_tls_ref layout");
 _Static_assert(sizeof(struct lp_go_ref) == 32, "lp_go_ref layout");
 _Static_assert(sizeof(struct lp_py_ref) == 40, "lp_py_ref layout");
+_Static_assert(sizeof(struct lp_java_ref) == 136, "lp_java_ref layout");
 _Static_assert(sizeof(struct lp_node_ref) == 24, "lp_node_ref layout");
-_Static_assert(sizeof(struct lp_recipe) == 216, "lp_recipe layout");
+_Static_assert(sizeof(struct lp_recipe) == 352, "lp_recipe layout");
 _Static_assert(sizeof(struct lp_event_hdr) == 8, "lp_event_hdr layout");
 _Static_assert(sizeof(struct lp_sample) == 56, "lp_sample layout");
 _Static_assert(__builtin_offsetof(struct lp_sample, comm) == 40, "lp_sample layout");

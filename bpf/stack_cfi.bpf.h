@@ -19,6 +19,8 @@ struct cwalk_ctx {
 	struct lp_scratch *sc;
 	struct lp_unwind_proc *proc;
 	struct lp_unwind_counters *uc;
+	const struct lp_java_ref *java; /* the process's JVM; NULL: none */
+	struct lp_java_counters *jc;
 };
 
 /* Reads a search bound back from map memory (struct lp_cwalk). */
@@ -174,6 +176,9 @@ enum cfi_step {
 	STEP_FP,    /* no CFI here: frame pointers, if the mode allows */
 };
 
+/* Java frames step between the CFI steps, with the same reads of the stack */
+#include "stack_hotspot.bpf.h"
+
 static __always_inline enum cfi_step cfi_step(struct lp_scratch *sc, struct lp_cwalk *w,
 					      struct lp_unwind_proc *proc,
 					      struct lp_unwind_counters *uc)
@@ -313,7 +318,12 @@ static long walk_cfi_frame(__u32 i, struct cwalk_ctx *cx)
 		w->status |= LP_ST_USTACK_TRUNCATED;
 		return 1;
 	}
-	r = cfi_step(sc, w, cx->proc, cx->uc);
+#if ARCH_JAVA_WALK
+	if (cx->java && cx->jc && w->ip >= cx->java->cc_low && w->ip < cx->java->cc_high)
+		r = java_step(sc, w, cx->java, cx->jc);
+	else
+#endif
+		r = cfi_step(sc, w, cx->proc, cx->uc);
 	if (r == STEP_FP) {
 		if (unwind_mode == LP_UNWIND_CFI) {
 			r = STEP_STUCK;
@@ -342,12 +352,14 @@ static long walk_cfi_frame(__u32 i, struct cwalk_ctx *cx)
 
 /*
  * The user stack from u by the CFI rows of proc's objects (frame pointers
- * where an object has none) into the record at off; bytes written. Status
+ * where an object has none, the JVM's layouts in its code cache, by the
+ * recipe r if any) into the record at off; bytes written. Status
  * bits for the sample go to *status.
  */
 static __always_inline long walk_user_cfi(struct lp_scratch *sc, __u32 off,
 					  const struct arch_user_regs *u,
-					  struct lp_unwind_proc *proc, __u32 *status)
+					  struct lp_unwind_proc *proc, const struct lp_recipe *r,
+					  __u32 *status)
 {
 	struct lp_cwalk *w = &sc->cw;
 	struct cwalk_ctx cx = {.sc = sc, .proc = proc};
@@ -356,6 +368,10 @@ static __always_inline long walk_user_cfi(struct lp_scratch *sc, __u32 off,
 	cx.uc = bpf_map_lookup_elem(&unwind_counters, &zero);
 	if (!cx.uc)
 		return 0;
+	if (r && r->java.cc_low) {
+		cx.java = &r->java;
+		cx.jc = bpf_map_lookup_elem(&java_counters, &zero);
+	}
 	*(__u64 *)&sc->rec[off & REC_MASK] = u->ip;
 	w->ip = u->ip;
 	w->sp = u->sp;

@@ -20,7 +20,8 @@ packages="make gcc g++ clang lld libclang-rt-14-dev llvm bpftool libbpf-dev libe
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 	linux-perf bpftrace clang-format
 	protobuf-c-compiler libprotobuf-c-dev protobuf-compiler golang-go chromium chromium-driver python3-selenium
-	libcurl4-openssl-dev libmicrohttpd-dev libsystemd-dev libinih-dev libiberty-dev systemd tmux yamllint groff-base python3-yaml python3-kubernetes strace mount"
+	libcurl4-openssl-dev libmicrohttpd-dev libsystemd-dev libinih-dev libiberty-dev systemd tmux yamllint groff-base python3-yaml python3-kubernetes strace mount
+	openjdk-17-jdk-headless"
 
 cross=
 kernels=

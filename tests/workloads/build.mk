@@ -239,6 +239,21 @@ WL_LABELBURN := $(WL_DIR)/labelburn.jar
 $(eval $(call j_jar,$(WL_LABELBURN),$(WL_SRC)/java/LabelBurn.java))
 WL_BINS += $(WL_LABELBURN)
 
+# jburn: the Java ground truth of Java frames (tests/workloads/java), labelled
+# through java/; its native method (a JNI up-call) in libjburn.so.
+WL_JAVA := $(WL_DIR)/java
+$(WL_JAVA)/JBurn.class: $(addprefix $(WL_SRC)/java/,JBurn.java ChurnTarget.java JDeep.java) \
+		$(J_JAR) | $(WL_DIR)
+	$(call msg,JAVAC,$@)
+	$(Q)$(JAVAC) $(JAVAC_FLAGS) -cp $(J_JAR) -d $(WL_JAVA) $(filter %.java,$^)
+
+$(WL_JAVA)/libjburn.so: $(WL_SRC)/java/jburn.c | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(WL_JAVA)
+	$(Q)$(CC) $(WL_CFLAGS) -fPIC -shared $(JNI_INCLUDES) $(LDFLAGS) $< -o $@
+
+WL_BINS += $(WL_JAVA)/JBurn.class $(WL_JAVA)/libjburn.so
+
 # nodectx: the process context of the Node.js test app (tests/workloads/node), preloaded;
 # libcustomlabels linked in with none of its symbols exported.
 $(WL_DIR)/nodectx.so: $(WL_SRC)/nodectx.c $(WL_LIBDIR)/libcustomlabels.a | $(WL_DIR)

@@ -24,6 +24,7 @@
 #include "proc/maps.h"
 #include "proc/stat.h"
 #include "proc/tls.h"
+#include "runtime/hotspot.h"
 #include "runtime/node.h"
 #include "runtime/python.h"
 
@@ -646,6 +647,71 @@ static void put_python(pid_t pid, bool json)
 	maps__free(maps);
 }
 
+/* The HotSpot JVM the process runs, as record would find it, or why it cannot be read. */
+static void put_java(pid_t pid, bool json)
+{
+	const struct maps_entry *file = NULL;
+	struct maps *maps = NULL;
+	const struct lp_java_ref *r;
+	struct hs_vm *vm;
+	char err[160] = "";
+	__u32 i;
+	int ret;
+
+	vm = malloc(sizeof(*vm));
+	if (!vm)
+		return;
+	r = &vm->ref;
+	ret = maps__read(pid, 0, &maps);
+	if (!ret)
+		ret = hs_vm__find(pid, maps, vm, &file, err, sizeof(err));
+	if (ret == -EAGAIN)
+		snprintf(err, sizeof(err), "the JVM has not set up its code cache yet");
+	else if (ret && !err[0] && ret != -ENOENT)
+		snprintf(err, sizeof(err), "%s", strerror(-ret));
+	if (json) {
+		fputs(",\"java\":", stdout);
+		if (ret == -ENOENT) {
+			fputs("null", stdout);
+		} else if (ret) {
+			fputs("{\"message\":", stdout);
+			put_str_json(err);
+			putchar('}');
+		} else {
+			fputs("{\"message\":\"ok\",\"version\":", stdout);
+			put_str_json(vm->release);
+			fputs(",\"file\":", stdout);
+			put_str_json(file->path);
+			printf(",\"vmstructs_entries\":%u,\"code_cache\":[%" PRIu64 ",%" PRIu64
+			       "],\"interpreter\":[%" PRIu64 ",%" PRIu64 "],\"segment_size\":%u,"
+			       "\"nmethod_vtable\":%s,\"heaps\":[",
+			       vm->entries, (uint64_t)r->cc_low, (uint64_t)r->cc_high,
+			       (uint64_t)r->interp_low, (uint64_t)r->interp_high,
+			       1u << r->log2_segment, r->nmethod_vtable ? "true" : "false");
+			for (i = 0; i < r->heap_count; i++)
+				printf("%s[%" PRIu64 ",%" PRIu64 "]", i ? "," : "",
+				       (uint64_t)r->heaps[i].low, (uint64_t)r->heaps[i].high);
+			fputs("]}", stdout);
+		}
+	} else if (ret && ret != -ENOENT) {
+		fmt__text_line(stdout, "  Java: not read: %s", err);
+	} else if (!ret) {
+		fmt__text_line(stdout, "  Java: HotSpot %s: %s, VMStructs read (%u entries)",
+			       vm->release, file->path, vm->entries);
+		printf("    code cache 0x%" PRIx64 "-0x%" PRIx64
+		       ", %u heap%s, segments of %u bytes; "
+		       "interpreter 0x%" PRIx64 "-0x%" PRIx64 "\n",
+		       (uint64_t)r->cc_low, (uint64_t)r->cc_high, r->heap_count,
+		       r->heap_count == 1 ? "" : "s", 1u << r->log2_segment,
+		       (uint64_t)r->interp_low, (uint64_t)r->interp_high);
+		if (!r->nmethod_vtable)
+			printf("    compiled frames: not told from stubs (libjvm has no symbol "
+			       "table)\n");
+	}
+	maps__free(maps);
+	free(vm);
+}
+
 /* A Node.js process's OTel thread context: the V8 layout too, as record reads it. */
 static void node_ctx(pid_t pid, struct lp_recipe *r, struct tls_diag *diag)
 {
@@ -734,6 +800,7 @@ static int inspect_pid(const struct inspect_env *env)
 		fputs(",\"go\":", stdout);
 		put_str_json(diag.go[0] ? diag.go : NULL);
 		put_python(env->pid, true);
+		put_java(env->pid, true);
 		fputs("}\n", stdout);
 	} else {
 		fmt__text_line(stdout, "pid %d: %s: %s", env->pid, summary, diag.msg);
@@ -753,6 +820,7 @@ static int inspect_pid(const struct inspect_env *env)
 		if (diag.go[0])
 			fmt__text_line(stdout, "  go: %s", diag.go);
 		put_python(env->pid, false);
+		put_java(env->pid, false);
 	}
 	return 0;
 }
@@ -826,7 +894,9 @@ int cmd_inspect(int argc, char **argv)
 		       "attribute key map and schema version, or why there is none). For a "
 		       "CPython process: its version, the interpreter file (python or "
 		       "libpython), where its offsets come from (_Py_DebugOffsets or the "
-		       "built-in table) and the thread states found.\n\n"
+		       "built-in table) and the thread states found. For a HotSpot JVM: its "
+		       "version, whether its VMStructs were read, its code cache's bounds "
+		       "and heaps, and its interpreter's code.\n\n"
 		       "--system: the kernel features labelprof uses, each checked for real "
 		       "(the last checks load and attach the sampler and run the label "
 		       "reader on labelprof itself): yes, no or unchecked (a check needs "

@@ -150,6 +150,7 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 	struct symbolizer_stats ss;
 	struct registry_stats ps;
 	struct lp_py_counters py;
+	struct lp_java_counters java;
 
 	registry__stats(s->registry, &ps);
 	symbolizer__stats(s->symbolizer, &ss);
@@ -191,6 +192,15 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 			(unsigned long long)py.walks, (unsigned long long)py.frames,
 			(unsigned long long)py.no_thread, (unsigned long long)py.faults,
 			(unsigned long long)py.truncated, LP_MAX_PY_FRAMES);
+	if (!sampler__read_java_counters(s->sampler, &java) &&
+	    (java.faults || java.no_blob ||
+	     (verbose && java.interpreted + java.compiled + java.stubs)))
+		fprintf(stderr,
+			"labelprof: Java: %llu interpreted frames, %llu compiled, %llu of stubs; "
+			"%llu pcs in no code blob, %llu faults\n",
+			(unsigned long long)java.interpreted, (unsigned long long)java.compiled,
+			(unsigned long long)java.stubs, (unsigned long long)java.no_blob,
+			(unsigned long long)java.faults);
 	if (verbose && s->unwind) {
 		unwind__stats(s->unwind, &us);
 		fprintf(stderr,

@@ -467,10 +467,12 @@ static int read_frame(struct jp *p, __u32 *id)
 			r = read_inlined(p, &n);
 			break;
 		case F_KIND:
-			/* "python", or a kind this version does not know: native */
+			/* "python", "java", or a kind this version does not know: native */
 			r = json__string(&p->j);
 			if (!r && sp_string_is_python(p->j.str, p->j.str_len))
 				loc.kind = SP_FRAME_PYTHON;
+			else if (!r && p->j.str_len == 4 && !memcmp(p->j.str, "java", 4))
+				loc.kind = SP_FRAME_JAVA;
 			break;
 		default:
 			r = json__skip(&p->j);

@@ -46,7 +46,7 @@ struct reader {
 	__u32 *strings, *mappings, *functions, *locations, *stacks;
 	struct attr *attrs;
 	bool *loc_kernel, *mapping_kernel;
-	bool *loc_python; /* profile.frame.type "cpython" */
+	__u32 *loc_kind; /* enum sp_frame_kind, by profile.frame.type ("cpython", "jvm") */
 	/* scratch */
 	unsigned char *buf;
 	size_t buf_cap;
@@ -346,7 +346,9 @@ static void kernel_flags(struct reader *r)
 				   OTLP_FRAME_TYPE);
 		if (type) {
 			r->loc_kernel[i] = !strcmp(type, "kernel");
-			r->loc_python[i] = !strcmp(type, "cpython");
+			r->loc_kind[i] = !strcmp(type, "cpython") ? SP_FRAME_PYTHON
+					 : !strcmp(type, "jvm")	  ? SP_FRAME_JAVA
+								  : SP_FRAME_NATIVE;
 		} else {
 			r->loc_kernel[i] =
 				m && !strcmp(str(r, m->filename_strindex), "[kernel.kallsyms]");
@@ -418,7 +420,7 @@ static __u32 location_id(struct reader *r, int32_t i)
 	loc = (struct sp_location){
 		.mapping = mapping_id(r, l->mapping_index),
 		.kernel = r->loc_kernel[i],
-		.kind = r->loc_python[i] ? SP_FRAME_PYTHON : SP_FRAME_NATIVE,
+		.kind = r->loc_kind[i],
 		.address = l->address,
 		.module_offset = SP_UNKNOWN,
 		.function_offset = SP_UNKNOWN,
@@ -628,11 +630,11 @@ static int reader_tables(struct reader *r)
 	r->functions = calloc(d->n_function_table + 1, sizeof(*r->functions));
 	r->locations = calloc(d->n_location_table + 1, sizeof(*r->locations));
 	r->loc_kernel = calloc(d->n_location_table + 1, sizeof(*r->loc_kernel));
-	r->loc_python = calloc(d->n_location_table + 1, sizeof(*r->loc_python));
+	r->loc_kind = calloc(d->n_location_table + 1, sizeof(*r->loc_kind));
 	r->stacks = calloc(d->n_stack_table + 1, sizeof(*r->stacks));
 	r->attrs = calloc(d->n_attribute_table + 1, sizeof(*r->attrs));
 	if (!r->strings || !r->mappings || !r->mapping_kernel || !r->functions || !r->locations ||
-	    !r->loc_kernel || !r->loc_python || !r->stacks || !r->attrs)
+	    !r->loc_kernel || !r->loc_kind || !r->stacks || !r->attrs)
 		return -ENOMEM;
 	return 0;
 }
@@ -645,7 +647,7 @@ static void reader_free(struct reader *r)
 	free(r->functions);
 	free(r->locations);
 	free(r->loc_kernel);
-	free(r->loc_python);
+	free(r->loc_kind);
 	free(r->stacks);
 	free(r->attrs);
 	free(r->buf);

@@ -51,6 +51,7 @@ struct reader {
 	bool comm_label, thread_name_label; /* declared by the extra-labels comment */
 	__u64 no_stack_fn;		    /* id of the OUTPUT_PPROF_NO_STACK function; 0: none */
 	__u64 python_mapping;		    /* id of the OUTPUT_PPROF_PYTHON mapping; 0: none */
+	__u64 java_mapping;		    /* id of the OUTPUT_PPROF_JAVA mapping; 0: none */
 	unsigned char *buf;		    /* scratch: unescaped bytes */
 	size_t buf_cap;
 	__u32 *frames;
@@ -194,9 +195,14 @@ static int read_mappings(struct reader *r)
 		if (err)
 			return err;
 		m.build_id = build_id(r, bid);
-		/* the writer's mapping of Python frames: kept out of the tables */
+		/* the writer's mappings of Python and Java frames: kept out of the tables */
 		if (!r->python_mapping && pm->id && str_is(r, m.file, OUTPUT_PPROF_PYTHON)) {
 			r->python_mapping = pm->id;
+			r->mappings.e[r->mappings.n++] = (struct id_entry){pm->id, 0};
+			continue;
+		}
+		if (!r->java_mapping && pm->id && str_is(r, m.file, OUTPUT_PPROF_JAVA)) {
+			r->java_mapping = pm->id;
 			r->mappings.e[r->mappings.n++] = (struct id_entry){pm->id, 0};
 			continue;
 		}
@@ -267,6 +273,9 @@ static int read_location(struct reader *r, const pb_location *pl, __u32 *id)
 	if (pl->mapping_id && pl->mapping_id == r->python_mapping) {
 		loc.kernel = false;
 		loc.kind = SP_FRAME_PYTHON;
+	} else if (pl->mapping_id && pl->mapping_id == r->java_mapping) {
+		loc.kernel = false;
+		loc.kind = SP_FRAME_JAVA;
 	} else if (pl->mapping_id) {
 		if (!id_map__find(&r->mappings, pl->mapping_id, &loc.mapping))
 			return fail(r,

@@ -134,7 +134,8 @@ int output__write_report(FILE *f, const struct symprof *sp, const struct output_
  * A sample without frames gets one location (address 0, no mapping) in the
  * function OUTPUT_PPROF_NO_STACK: Go tools drop samples without locations.
  *
- * Python frames are on one mapping of their own, OUTPUT_PPROF_PYTHON, over
+ * Python frames are on one mapping of their own, OUTPUT_PPROF_PYTHON (Java
+ * frames likewise on OUTPUT_PPROF_JAVA), over
  * the range of their addresses (tokens, not addresses): a pseudo path that
  * tools show as the frames' binary and never symbolize, as the kernel's; a
  * reader takes the frames on it back as Python frames without a mapping.
@@ -156,6 +157,7 @@ int output__write_report(FILE *f, const struct symprof *sp, const struct output_
 #define OUTPUT_PPROF_EXTRA_LABELS "labelprof extra labels: "
 #define OUTPUT_PPROF_NO_STACK	  "[no stack]"
 #define OUTPUT_PPROF_PYTHON	  "[python]"
+#define OUTPUT_PPROF_JAVA	  "[java]"
 int output__write_pprof(FILE *f, const struct symprof *sp, const struct output_opts *opts);
 
 /*

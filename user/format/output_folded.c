@@ -129,6 +129,8 @@ static int put_location(struct folded *w, __u32 id)
 			err = put_str(w, "_[k]");
 		else if (!err && loc->kind == SP_FRAME_PYTHON)
 			err = put_str(w, "_[py]");
+		else if (!err && loc->kind == SP_FRAME_JAVA)
+			err = put_str(w, "_[j]");
 		return err;
 	}
 	for (i = loc->line_count; i-- > 0 && !err;) {
@@ -145,6 +147,8 @@ static int put_location(struct folded *w, __u32 id)
 			err = put_str(w, "_[k]");
 		else if (!err && loc->kind == SP_FRAME_PYTHON)
 			err = put_str(w, "_[py]");
+		else if (!err && loc->kind == SP_FRAME_JAVA)
+			err = put_str(w, "_[j]");
 	}
 	return err;
 }

@@ -285,11 +285,14 @@ static __u32 function_index(struct writer *w, __u32 id)
 	return w->function_idx[id] = table_add(w, &w->tab[TAB_FUNCTION], MSG(pf));
 }
 
-/* OpenTelemetry's profile.frame.type: kernel, native, or the interpreter's ("cpython"). */
+/* OpenTelemetry's profile.frame.type: kernel, native, or the runtime's ("cpython", "jvm"). */
 static __u32 frame_type_attribute(struct writer *w, const struct sp_location *l)
 {
-	unsigned int k = l->kernel ? 1 : l->kind == SP_FRAME_PYTHON ? 2 : 0;
-	static const char *const types[] = {"native", "kernel", "cpython"};
+	unsigned int k = l->kernel		      ? 1
+			 : l->kind == SP_FRAME_PYTHON ? 2
+			 : l->kind == SP_FRAME_JAVA   ? 3
+						      : 0;
+	static const char *const types[] = {"native", "kernel", "cpython", "jvm"};
 
 	if (!w->frame_type[k])
 		w->frame_type[k] =

@@ -110,22 +110,26 @@ static int64_t clamp_s64(__u64 v)
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
-/* The profile's mapping id of a location: Python frames are on OUTPUT_PPROF_PYTHON's. */
-static __u32 location_mapping(const struct symprof *sp, const struct sp_location *loc)
+/*
+ * The profile's mapping id of a location: Python and Java frames are on
+ * mappings of their own (runtime, by kind; 0: none).
+ */
+static __u32 location_mapping(const struct symprof *sp, const __u32 *runtime,
+			      const struct sp_location *loc)
 {
-	if (loc->kind == SP_FRAME_PYTHON)
-		return sp->mapping_count;
+	if (loc->kind == SP_FRAME_PYTHON || loc->kind == SP_FRAME_JAVA)
+		return runtime[loc->kind];
 	return loc->mapping < sp->mapping_count ? loc->mapping : 0;
 }
 
 /* The has_* flags of each mapping, from what its locations resolved to. */
-static void mapping_flags(const struct symprof *sp, pb_mapping *mappings)
+static void mapping_flags(const struct symprof *sp, const __u32 *runtime, pb_mapping *mappings)
 {
 	size_t i, j;
 
 	for (i = 1; i < sp->location_count; i++) {
 		const struct sp_location *loc = &sp->locations[i];
-		__u32 id = location_mapping(sp, loc);
+		__u32 id = location_mapping(sp, runtime, loc);
 		pb_mapping *m;
 
 		if (!id)
@@ -355,6 +359,8 @@ static int write_gzipped(FILE *f, const pb_profile *p)
 
 struct tables {
 	pb_mapping *mappings, **mapping_ptrs;
+	__u32 runtime_mapping[SP_FRAME_JAVA +
+			      1]; /* the mapping id of a runtime's frames, by kind */
 	pb_function *functions, **function_ptrs;
 	pb_line *lines, **line_ptrs;
 	pb_location *locations, **location_ptrs;
@@ -389,10 +395,11 @@ static int tables__alloc_sp(struct tables *t, const struct symprof *sp)
 {
 	/*
 	 * Tables with a zero entry have room for their n - 1 entries and one
-	 * more: add_no_stack's function and location, the Python mapping
+	 * more: add_no_stack's function and location; mappings for two more,
+	 * the Python and Java ones
 	 */
-	t->mappings = calloc(sp->mapping_count, sizeof(*t->mappings));
-	t->mapping_ptrs = calloc(sp->mapping_count, sizeof(*t->mapping_ptrs));
+	t->mappings = calloc(sp->mapping_count + 1, sizeof(*t->mappings));
+	t->mapping_ptrs = calloc(sp->mapping_count + 1, sizeof(*t->mapping_ptrs));
 	t->functions = calloc(sp->function_count, sizeof(*t->functions));
 	t->function_ptrs = calloc(sp->function_count, sizeof(*t->function_ptrs));
 	t->lines = calloc(sp->line_count + 1, sizeof(*t->lines));
@@ -407,10 +414,12 @@ static int tables__alloc_sp(struct tables *t, const struct symprof *sp)
 }
 
 /*
- * The mapping of Python frames, id sp->mapping_count, when there are any:
- * OUTPUT_PPROF_PYTHON over the range of their addresses (tokens).
+ * The mapping of a runtime's frames (kind), the next id, when there are
+ * any: name (OUTPUT_PPROF_PYTHON, _JAVA) over the range of their addresses
+ * (tokens).
  */
-static void add_python_mapping(struct writer *w, struct tables *t, pb_profile *p)
+static void add_runtime_mapping(struct writer *w, struct tables *t, pb_profile *p, __u32 kind,
+				const char *name)
 {
 	const struct symprof *sp = w->sp;
 	pb_mapping *pm = &t->mappings[p->n_mapping];
@@ -420,7 +429,7 @@ static void add_python_mapping(struct writer *w, struct tables *t, pb_profile *p
 	for (i = 1; i < sp->location_count; i++) {
 		const struct sp_location *loc = &sp->locations[i];
 
-		if (loc->kind != SP_FRAME_PYTHON)
+		if (loc->kind != kind)
 			continue;
 		start = loc->address < start ? loc->address : start;
 		last = loc->address > last ? loc->address : last;
@@ -431,7 +440,8 @@ static void add_python_mapping(struct writer *w, struct tables *t, pb_profile *p
 	pm->id = p->n_mapping + 1;
 	pm->memory_start = start;
 	pm->memory_limit = last == UINT64_MAX ? last : last + 1;
-	pm->filename = put_cstring(w, OUTPUT_PPROF_PYTHON);
+	pm->filename = put_cstring(w, name);
+	t->runtime_mapping[kind] = pm->id;
 	t->mapping_ptrs[p->n_mapping++] = pm;
 }
 
@@ -455,8 +465,9 @@ static void fill_tables(struct writer *w, struct tables *t, pb_profile *p)
 		t->mapping_ptrs[i - 1] = pm;
 	}
 	p->n_mapping = sp->mapping_count - 1;
-	add_python_mapping(w, t, p);
-	mapping_flags(sp, t->mappings);
+	add_runtime_mapping(w, t, p, SP_FRAME_PYTHON, OUTPUT_PPROF_PYTHON);
+	add_runtime_mapping(w, t, p, SP_FRAME_JAVA, OUTPUT_PPROF_JAVA);
+	mapping_flags(sp, t->runtime_mapping, t->mappings);
 	p->mapping = t->mapping_ptrs;
 	for (i = 1; i < sp->function_count; i++) {
 		const struct sp_function *f = &sp->functions[i];
@@ -483,7 +494,7 @@ static void fill_tables(struct writer *w, struct tables *t, pb_profile *p)
 
 		perftools__profiles__location__init(pl);
 		pl->id = i;
-		pl->mapping_id = location_mapping(sp, loc);
+		pl->mapping_id = location_mapping(sp, t->runtime_mapping, loc);
 		pl->address = loc->address;
 		pl->n_line = loc->line_count;
 		pl->line = t->line_ptrs + loc->first_line;

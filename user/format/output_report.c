@@ -490,7 +490,11 @@ static char *stack_text(const struct symprof *sp, const struct sp_range *stack)
 			fmt__text_bytes(f, name->bytes, name->len, NULL, SIZE_MAX);
 		else
 			fputs("[unknown]", f);
-		fputs(loc->kernel ? " [k]" : loc->kind == SP_FRAME_PYTHON ? " [py]" : "", f);
+		fputs(loc->kernel		     ? " [k]"
+		      : loc->kind == SP_FRAME_PYTHON ? " [py]"
+		      : loc->kind == SP_FRAME_JAVA   ? " [java]"
+						     : "",
+		      f);
 	}
 	if (stack->count > STACK_FRAMES)
 		fputs(" < ...", f);

@@ -472,3 +472,19 @@ found:
 		return -ENOENT;
 	return pread_all(ef->fd, buf, size, off + delta);
 }
+
+int elf_file__load_bias(const struct elf_file *ef, __u64 offset, __u64 start, __u64 *bias)
+{
+	GElf_Phdr ph;
+	size_t i;
+
+	for (i = 0; i < elf_file__phnum(ef); i++) {
+		if (elf_file__phdr(ef, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if ((ph.p_offset & ~4095ull) == offset) {
+			*bias = start - (ph.p_vaddr & ~4095ull);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

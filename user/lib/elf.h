@@ -10,6 +10,7 @@
 #include <gelf.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <linux/types.h>
 
 #define ELF_BUILD_ID_MAX 64
 
@@ -73,5 +74,12 @@ int elf_file__phdr(const struct elf_file *ef, size_t i, GElf_Phdr *phdr);
  * since it was opened.
  */
 int elf_file__read_vaddr(const struct elf_file *ef, GElf_Addr vaddr, void *buf, size_t size);
+
+/*
+ * The load bias of the file mapped at start from file offset (a mapping's
+ * start and offset): start minus the link-time address. 0, or -ENOENT if no
+ * PT_LOAD segment is mapped from that offset.
+ */
+int elf_file__load_bias(const struct elf_file *ef, __u64 offset, __u64 start, __u64 *bias);
 
 #endif /* LABELPROF_ELF_H */

@@ -501,6 +501,7 @@ int profile__add_sample(struct profile *p, const void *rec, size_t size)
 	struct stack_key sk;
 	struct entry k = {0};
 	size_t stack_bytes, enc_len, i;
+	__u64 tagged = 0;
 	bool created;
 	long n;
 	int err;
@@ -545,19 +546,15 @@ int profile__add_sample(struct profile *p, const void *rec, size_t size)
 			sk.ulen = i;
 			break;
 		}
+		tagged |= ip >> 60;
 	}
-	/* a runtime's frames, after the native ones (not an address: the top bits are set) */
-	if (p->resolver.frames && sk.ulen && sk.klen <= LP_MAX_STACK_DEPTH &&
+	/* a runtime's frames, among the native ones (not an address: the top bits are set) */
+	if (p->resolver.frames && tagged && sk.klen <= LP_MAX_STACK_DEPTH &&
 	    sk.ulen <= LP_MAX_STACK_DEPTH + LP_MAX_PY_WORDS) {
-		__u64 last;
-
-		memcpy(&last, sk.ips + (sk.klen + sk.ulen - 1) * sizeof(last), sizeof(last));
-		if (last >> 60) {
-			memcpy(p->ips, sk.ips, (sk.klen + sk.ulen) * sizeof(__u64));
-			sk.ulen = p->resolver.frames(p->resolver.ctx, h.tgid, p->ips + sk.klen,
-						     sk.ulen, ARRAY_SIZE(p->ips) - sk.klen);
-			sk.ips = (const unsigned char *)p->ips;
-		}
+		memcpy(p->ips, sk.ips, (sk.klen + sk.ulen) * sizeof(__u64));
+		sk.ulen = p->resolver.frames(p->resolver.ctx, h.tgid, p->ips + sk.klen, sk.ulen,
+					     ARRAY_SIZE(p->ips) - sk.klen);
+		sk.ips = (const unsigned char *)p->ips;
 	}
 	err = lset_intern(p, p->scratch, n, enc_len, &k.lset);
 	if (!err)

@@ -62,6 +62,7 @@ struct sp_line {
 enum sp_frame_kind {
 	SP_FRAME_NATIVE = 0,
 	SP_FRAME_PYTHON = 1, /* a Python function: address is a token, not an address */
+	SP_FRAME_JAVA = 2,   /* a Java method: likewise */
 };
 
 struct sp_location {

@@ -19,6 +19,7 @@
 #include "profile/symprof.h"
 
 _Static_assert((int)SP_FRAME_PYTHON == (int)SYM_FRAME_PYTHON, "frame kinds");
+_Static_assert((int)SP_FRAME_JAVA == (int)SYM_FRAME_JAVA, "frame kinds");
 
 struct builder {
 	struct symprof *sp;

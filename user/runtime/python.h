@@ -60,9 +60,6 @@ int py_image__inspect(struct elf_file *ef, const char *path, struct py_image *im
 int py_image__find(pid_t pid, const struct maps *maps, struct py_image *img, __u64 *bias,
 		   const struct maps_entry **file, char *err, size_t err_len);
 
-/* Reads size bytes of pid's memory at addr: 0 or -errno. */
-int py_read(pid_t pid, __u64 addr, void *buf, size_t size);
-
 /* The thread states of pid's main interpreter: how many, at most max ids into tids. */
 int py_thread_states(pid_t pid, const struct py_image *img, __u64 bias, __u64 *tids, size_t max);
 

@@ -8,26 +8,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
-
+#include "proc/mem.h"
 #include "runtime/python.h"
 
 #define MAX_STRING    4096	/* longer names and paths are cut */
 #define MAX_LINETABLE (1 << 20) /* a larger line table names no lines */
 
-int py_read(pid_t pid, __u64 addr, void *buf, size_t size)
-{
-	struct iovec local = {buf, size}, remote = {(void *)(uintptr_t)addr, size};
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n == size ? 0 : -EFAULT;
-}
-
 static int read_word(pid_t pid, __u64 addr, __u64 *w)
 {
-	return py_read(pid, addr, w, sizeof(*w));
+	return proc_mem__read(pid, addr, w, sizeof(*w));
 }
 
 int py_thread_states(pid_t pid, const struct py_image *img, __u64 bias, __u64 *tids, size_t max)
@@ -89,7 +78,7 @@ static char *read_str(pid_t pid, const struct py_code_offsets *o, __u64 addr)
 	char *out;
 	size_t n = 0;
 
-	if (!addr || py_read(pid, addr, hdr, sizeof(hdr)))
+	if (!addr || proc_mem__read(pid, addr, hdr, sizeof(hdr)))
 		return NULL;
 	len = hdr[2];
 	state = (__u32)hdr[4];
@@ -102,7 +91,7 @@ static char *read_str(pid_t pid, const struct py_code_offsets *o, __u64 addr)
 	data = addr + (state & (1 << 6) ? o->ascii_size : o->compact_size);
 	raw = malloc(len * kind + 1);
 	out = malloc(len * 4 + 1);
-	if (!raw || !out || py_read(pid, data, raw, len * kind)) {
+	if (!raw || !out || proc_mem__read(pid, data, raw, len * kind)) {
 		free(raw);
 		free(out);
 		return NULL;
@@ -134,7 +123,7 @@ static int read_bytes(pid_t pid, const struct py_code_offsets *o, __u64 addr, un
 	*out = malloc(size ? size : 1);
 	if (!*out)
 		return -ENOMEM;
-	err = py_read(pid, addr + o->bytes_sval, *out, size);
+	err = proc_mem__read(pid, addr + o->bytes_sval, *out, size);
 	if (err) {
 		free(*out);
 		*out = NULL;
@@ -162,7 +151,7 @@ static int fingerprint(pid_t pid, const struct py_image *img, __u64 bias, __u64 
 	      read_word(pid, addr + (o->qualname ? o->qualname : o->name), &w[1]) ?:
 	      read_word(pid, addr + o->filename, &w[2]) ?:
 	      read_word(pid, addr + o->linetable, &w[3]) ?:
-	      py_read(pid, addr + o->firstlineno, &line, sizeof(line)) ?:
+	      proc_mem__read(pid, addr + o->firstlineno, &line, sizeof(line)) ?:
 	      read_word(pid, w[1] + LP_PY_STR_HASH, &fp[5]);
 	if (err)
 		return err;

@@ -275,23 +275,6 @@ static bool python_name(const char *path)
 	return !strncmp(base, "python", 6) || !strncmp(base, "libpython", 9);
 }
 
-/* The load bias of the file mapped at e: e's address minus its link-time address. */
-static int load_bias(struct elf_file *ef, const struct maps_entry *e, __u64 *bias)
-{
-	GElf_Phdr ph;
-	size_t i;
-
-	for (i = 0; i < elf_file__phnum(ef); i++) {
-		if (elf_file__phdr(ef, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if ((ph.p_offset & ~4095ull) == e->offset) {
-			*bias = e->start - (ph.p_vaddr & ~4095ull);
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 int py_image__find(pid_t pid, const struct maps *maps, struct py_image *img, __u64 *bias,
 		   const struct maps_entry **file, char *err, size_t err_len)
 {
@@ -316,7 +299,7 @@ int py_image__find(pid_t pid, const struct maps *maps, struct py_image *img, __u
 			continue;
 		ef = elf_file__open_fd(fd, e->path, NULL, 0);
 		r = ef ? py_image__inspect(ef, e->path, img, err, err_len) : -ENOENT;
-		if (!r && load_bias(ef, e, bias))
+		if (!r && elf_file__load_bias(ef, e->offset, e->start, bias))
 			r = -ENOENT;
 		if (ef)
 			elf_file__close(ef);

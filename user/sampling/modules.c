@@ -2,7 +2,7 @@
 /*
  * The modules of every session, in the order they see a process: the label
  * sources in their order of precedence (which the profile applies,
- * docs/design.md section 1), the runtimes (Python), then the unwind tables
+ * docs/design.md section 1), the runtimes (Python, HotSpot), then the unwind tables
  * and the symbolizer. A new source or runtime is one more module here.
  */
 #include <stddef.h>
@@ -15,6 +15,7 @@ extern const struct proc_module otel_thread_module;
 extern const struct proc_module go_labels_module;
 extern const struct proc_module otel_process_module;
 extern const struct proc_module python_module;
+extern const struct proc_module hotspot_module;
 extern const struct proc_module unwind_module;
 extern const struct proc_module symbols_module;
 
@@ -24,6 +25,7 @@ const struct proc_module *const session_modules[] = {
 	&go_labels_module,
 	&otel_process_module,
 	&python_module,
+	&hotspot_module,
 	&unwind_module,
 	&symbols_module,
 	NULL,

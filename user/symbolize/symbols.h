@@ -113,6 +113,7 @@ struct sym_frame {
 enum sym_frame_kind {
 	SYM_FRAME_NATIVE = 0,
 	SYM_FRAME_PYTHON = 1,
+	SYM_FRAME_JAVA = 2,
 };
 
 enum sym_resolve_flags {

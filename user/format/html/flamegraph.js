@@ -23,7 +23,8 @@
 	const KIND_INLINED = 3;
 	const KIND_PROCESS = 4;
 	const KIND_ROOT = 5;
-	const KIND_NAMES = ['user', 'kernel', 'python', 'inlined', 'process', 'all'];
+	const KIND_JAVA = 6;
+	const KIND_NAMES = ['user', 'kernel', 'python', 'inlined', 'process', 'all', 'java'];
 	const ROW_PX = 18;
 	const MIN_FRAME_PX = 1.5; // narrower frames (and what they call) are not drawn
 	const MAX_FRAMES = 12000; // drawn at most, the top rows first
@@ -119,7 +120,10 @@
 		if (!Array.isArray(loc))
 			return [];
 		const module = str(loc[0]);
-		const kind = loc[1] === KIND_KERNEL || loc[1] === KIND_PYTHON ? loc[1] : KIND_USER;
+		const kind =
+			loc[1] === KIND_KERNEL || loc[1] === KIND_PYTHON || loc[1] === KIND_JAVA
+				? loc[1]
+				: KIND_USER;
 		const rest = loc.slice(2);
 		if (!rest.length || typeof rest[0] === 'string') {
 			const offset = rest.length ? '+' + rest[0] : '';
@@ -500,6 +504,8 @@
 			return 'hsl(' + (200 + 25 * hue) + ',60%,' + (62 + 10 * light) + '%)';
 		case KIND_PYTHON:
 			return 'hsl(' + (250 + 25 * hue) + ',55%,' + (70 + 10 * light) + '%)';
+		case KIND_JAVA:
+			return 'hsl(' + (160 + 25 * hue) + ',50%,' + (60 + 10 * light) + '%)';
 		case KIND_INLINED:
 			return 'hsl(' + (130 + 35 * hue) + ',45%,' + (55 + 12 * light) + '%)';
 		case KIND_PROCESS:

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * HotSpot JVMs as a registry module (docs/design.md section 12): inspect
+ * reads the JVM's VMStructs once per image and gives BPF the code cache and
+ * frame layout; frames names the methods of the Java frames BPF found.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/clock.h"
+#include "lib/compiler.h"
+#include "lib/pairmap.h"
+#include "registry/module.h"
+#include "runtime/hotspot.h"
+#include "symbolize/symbols.h"
+
+/* A method named is read again when used this long after it was last checked. */
+#define METHOD_CHECK_NS (100ull * 1000 * 1000)
+/* Methods named per process, at most: past it, the cache starts over. */
+#define MAX_METHODS 65536
+
+struct hs_cached {
+	struct hs_method method;
+	__u64 checked_ns;
+	bool bad; /* not a method (any more): unnamed until it changes */
+};
+
+struct hs_scopes_cached {
+	struct hs_scopes scopes;
+	__u64 checked_ns;
+	bool bad; /* no scopes: the frame is its method alone */
+};
+
+struct hs_proc {
+	__u64 seq; /* exec count + 1 when the JVM was read; 0: never */
+	bool found;
+	bool reported;
+	struct hs_vm vm;
+	struct pairmap methods; /* Method* -> struct hs_cached */
+	struct pairmap scopes;	/* (pc, Method*) -> struct hs_scopes_cached */
+};
+
+struct hs_module {
+	struct symbolizer *sym;
+	bool verbose;
+};
+
+static int hs_open(const struct registry_env *env, void **mod)
+{
+	struct hs_module *m;
+
+	/* frames are named through the symbolizer */
+	if (!env->symbolizer)
+		return -ENODEV;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->sym = env->symbolizer;
+	m->verbose = env->verbose;
+	*mod = m;
+	return 0;
+}
+
+static void hs_close(void *mod)
+{
+	free(mod);
+}
+
+static void forget_methods(struct hs_proc *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->methods.count; i++) {
+		struct hs_cached *c = p->methods.entries[i].val;
+
+		hs_method__free(&c->method);
+		free(c);
+	}
+	pairmap__free(&p->methods);
+	for (i = 0; i < p->scopes.count; i++)
+		free(p->scopes.entries[i].val);
+	pairmap__free(&p->scopes);
+}
+
+static int hs_inspect(void *mod, void *state, struct proc_view *v, struct lp_recipe *recipe)
+{
+	struct hs_module *m = mod;
+	struct hs_proc *p = state;
+	char err[160] = "";
+	int ret;
+
+	/* VMStructs and the code cache's place are fixed for an image, once set up */
+	if (p->seq != v->exec_seq + 1) {
+		ret = hs_vm__find(v->pid, v->maps, &p->vm, NULL, err, sizeof(err));
+		if (ret == -EAGAIN) /* libjvm is mapped, the JVM not started yet */
+			return PROC_PENDING;
+		p->found = !ret;
+		p->seq = v->exec_seq + 1;
+		if (m->verbose && ret && ret != -ENOENT && !p->reported) {
+			fprintf(stderr, "labelprof: pid %d: JVM not read: %s\n", v->pid,
+				err[0] ? err : strerror(-ret));
+			p->reported = true;
+		}
+	}
+	if (!p->found)
+		return 0;
+	if (m->verbose && !p->reported) {
+		fprintf(stderr, "labelprof: pid %d: HotSpot %s, code cache 0x%llx-0x%llx\n", v->pid,
+			p->vm.release, (unsigned long long)p->vm.ref.cc_low,
+			(unsigned long long)p->vm.ref.cc_high);
+		p->reported = true;
+	}
+	recipe->java = p->vm.ref;
+	return 0;
+}
+
+static void hs_end(void *mod, void *state, pid_t pid, enum proc_end how)
+{
+	forget_methods(state);
+}
+
+/* The method at addr, named (read, or checked again when due); NULL if none. */
+static const struct hs_method *method_at(struct hs_proc *p, pid_t pid, __u64 addr, __u64 now)
+{
+	struct hs_cached *c = pairmap__get(&p->methods, addr, 0);
+
+	if (c && now - c->checked_ns < METHOD_CHECK_NS)
+		return c->bad ? NULL : &c->method;
+	if (c && !c->bad && hs_method__same(pid, &p->vm, &c->method)) {
+		c->checked_ns = now;
+		return &c->method;
+	}
+	if (!c) {
+		if (p->methods.count >= MAX_METHODS)
+			forget_methods(p);
+		c = calloc(1, sizeof(*c));
+		if (!c || pairmap__put(&p->methods, addr, 0, c)) {
+			free(c);
+			return NULL;
+		}
+	} else {
+		hs_method__free(&c->method);
+	}
+	c->checked_ns = now;
+	c->bad = hs_method__read(pid, &p->vm, addr, &c->method) != 0;
+	return c->bad ? NULL : &c->method;
+}
+
+static bool is_java(__u64 ip)
+{
+	return ip >> 60 == LP_JAVA_TAG;
+}
+
+/*
+ * The scopes of a compiled frame of method at pc (leaf: where it was
+ * interrupted), read or checked again when due; NULL if none.
+ */
+static const struct hs_scopes *scopes_at(struct hs_proc *p, pid_t pid, __u64 method, __u64 pc,
+					 bool leaf, __u64 now)
+{
+	/* a leaf's pc and a caller's pc (its call's last byte) are told apart by bit 63 */
+	__u64 key = pc | (__u64)leaf << 63;
+	struct hs_scopes_cached *c = pairmap__get(&p->scopes, key, method);
+
+	if (c && now - c->checked_ns < METHOD_CHECK_NS)
+		return c->bad ? NULL : &c->scopes;
+	if (c && !c->bad && hs_scopes__same(pid, &p->vm, &c->scopes)) {
+		c->checked_ns = now;
+		return &c->scopes;
+	}
+	if (!c) {
+		if (p->scopes.count >= MAX_METHODS)
+			forget_methods(p);
+		c = calloc(1, sizeof(*c));
+		if (!c || pairmap__put(&p->scopes, key, method, c)) {
+			free(c);
+			return NULL;
+		}
+	}
+	c->checked_ns = now;
+	c->bad = hs_scopes__read(pid, &p->vm, method, pc, leaf, &c->scopes) != 0;
+	return c->bad ? NULL : &c->scopes;
+}
+
+/* The token of method at bci (-1: unknown). */
+static __u64 method_token(struct hs_module *m, struct hs_proc *p, pid_t pid, __u64 method, int bci,
+			  __u64 now)
+{
+	const struct hs_method *meth = method_at(p, pid, method, now);
+
+	if (!meth)
+		return symbolizer__interp_frame(m->sym, SYM_FRAME_JAVA, NULL, NULL, 0, 0);
+	return symbolizer__interp_frame(m->sym, SYM_FRAME_JAVA, meth->function, meth->file,
+					hs_method__line(meth, bci), 0);
+}
+
+/*
+ * The tokens of the Java frame BPF stored as the words w0 (method) and w1
+ * (bcp or pc; 0: cut by the depth limit) into out (room for cap): an
+ * interpreted frame's method at its bci, a compiled frame's scopes
+ * (inlined methods first). How many.
+ */
+static size_t name_frame(struct hs_module *m, struct hs_proc *p, pid_t pid, __u64 w0, __u64 w1,
+			 bool leaf, __u64 *out, size_t cap, __u64 now)
+{
+	__u64 method = w0 & LP_JAVA_ADDR_MASK, at = w1 & LP_JAVA_ADDR_MASK;
+	const struct hs_method *meth;
+	const struct hs_scopes *s;
+	size_t k;
+
+	if (!(w0 & LP_JAVA_COMPILED)) {
+		meth = method_at(p, pid, method, now);
+		out[0] = method_token(m, p, pid, method,
+				      meth && at ? hs_method__bci(&p->vm, meth, at) : -1, now);
+		return 1;
+	}
+	s = at ? scopes_at(p, pid, method, at, leaf, now) : NULL;
+	if (!s) {
+		out[0] = method_token(m, p, pid, method, -1, now);
+		return 1;
+	}
+	for (k = 0; k < s->count && k < cap; k++)
+		out[k] = method_token(m, p, pid, s->method[k], s->bci[k], now);
+	return k;
+}
+
+/* BPF stored each Java frame as two words in place of its pc: its tokens instead. */
+static size_t hs_frames(void *mod, void *state, pid_t pid, __u64 *ips, size_t n, size_t cap)
+{
+	__u64 out[LP_MAX_STACK_DEPTH * 2 + LP_MAX_PY_WORDS], now = now_ns();
+	struct hs_proc *p = state;
+	size_t i, k = 0;
+
+	if (!p->found)
+		return n;
+	for (i = 0; i < n && k < ARRAY_SIZE(out); i++) {
+		if (!is_java(ips[i]))
+			out[k++] = ips[i];
+		else if (!(ips[i] & LP_JAVA_SECOND))
+			/* a pair the walk's depth limit cut has no second word */
+			k += name_frame(mod, p, pid, ips[i],
+					i + 1 < n && is_java(ips[i + 1]) &&
+							(ips[i + 1] & LP_JAVA_SECOND)
+						? ips[i + 1]
+						: 0,
+					i == 0, out + k, ARRAY_SIZE(out) - k, now);
+	}
+	if (k > cap)
+		k = cap;
+	memcpy(ips, out, k * sizeof(*ips));
+	return k;
+}
+
+const struct proc_module hotspot_module = {
+	.name = "HotSpot",
+	.state_size = sizeof(struct hs_proc),
+	.open = hs_open,
+	.close = hs_close,
+	.inspect = hs_inspect,
+	.end = hs_end,
+	.frames = hs_frames,
+};
