@@ -107,6 +107,8 @@ enum {
 	F_COUNT,
 };
 
+_Static_assert(F_COUNT <= 64, "a bit per field in tables.found_field");
+
 static const char *const fields[F_COUNT][2] = {
 	{"CodeCache", "_heaps"},
 	{"CodeCache", "_low_bound"},
@@ -166,7 +168,7 @@ struct tables {
 	__u64 field[F_COUNT];
 	__u64 type[T_COUNT];
 	__s64 constant[C_COUNT];
-	unsigned int found_field, found_type, found_constant; /* bit per index */
+	__u64 found_field, found_type, found_constant; /* bit per index */
 	unsigned int entries;
 };
 
@@ -230,7 +232,7 @@ static int read_fields(pid_t pid, const __u64 *g, struct tables *t)
 				       &w))
 				return -EFAULT;
 			t->field[k] = w;
-			t->found_field |= 1u << k;
+			t->found_field |= 1ull << k;
 			break;
 		}
 	}
@@ -257,7 +259,7 @@ static int read_types(pid_t pid, const __u64 *g, struct tables *t)
 			if (entry_word(pid, g[G_TYPES], g[G_TYPE_STRIDE], i, g[G_TYPE_SIZE],
 				       &t->type[k]))
 				return -EFAULT;
-			t->found_type |= 1u << k;
+			t->found_type |= 1ull << k;
 		}
 	}
 	return 0;
@@ -284,7 +286,7 @@ static int read_constants(pid_t pid, const __u64 *g, struct tables *t)
 			if (entry_word(pid, g[G_INTS], g[G_INT_STRIDE], i, g[G_INT_VALUE], &v))
 				return -EFAULT;
 			t->constant[k] = (__s32)v;
-			t->found_constant |= 1u << k;
+			t->found_constant |= 1ull << k;
 		}
 	}
 	return 0;
@@ -393,20 +395,20 @@ static int read_vm(pid_t pid, struct elf_file *ef, __u64 bias, struct hs_vm *vm,
 		return ret;
 	vm->entries = t.entries;
 	for (i = 0; i < F_COUNT; i++) {
-		if (!(t.found_field & 1u << i)) {
+		if (!(t.found_field & 1ull << i)) {
 			snprintf(err, err_len, "VMStructs has no %s::%s", fields[i][0],
 				 fields[i][1]);
 			return -ENOTSUP;
 		}
 	}
 	for (i = 0; i < T_COUNT; i++) {
-		if (!(t.found_type & 1u << i)) {
+		if (!(t.found_type & 1ull << i)) {
 			snprintf(err, err_len, "VMStructs has no type %s", types[i]);
 			return -ENOTSUP;
 		}
 	}
 	for (i = 0; i < C_COUNT; i++) {
-		if (!(t.found_constant & 1u << i)) {
+		if (!(t.found_constant & 1ull << i)) {
 			snprintf(err, err_len, "VMStructs has no constant %s", constants[i]);
 			return -ENOTSUP;
 		}
