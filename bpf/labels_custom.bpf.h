@@ -214,7 +214,10 @@ static __always_inline void copy_labels(struct task_struct *task, bool remote,
 	    spec - rel >= n * sizeof(struct lp_label_abi)) {
 		cx.at = rel;
 	} else if (!storage ||
-		   read_user(task, remote, sc->set, n * sizeof(struct lp_label_abi), storage)) {
+		   read_user(task, remote, sc->set,
+			     bounded(n * sizeof(struct lp_label_abi), 1,
+				     LP_MAX_LABELS * sizeof(struct lp_label_abi)),
+			     storage)) {
 		s->status |= LP_ST_READ_FAULT;
 		return;
 	}
