@@ -13,6 +13,7 @@
 #include "lib/compiler.h"
 #include "lib/pairmap.h"
 #include "registry/module.h"
+#include "runtime/runtime_module.h"
 #include "runtime/hotspot.h"
 #include "symbolize/symbols.h"
 
@@ -42,32 +43,6 @@ struct hs_proc {
 	struct pairmap scopes;	/* (pc, Method*) -> struct hs_scopes_cached */
 };
 
-struct hs_module {
-	struct symbolizer *sym;
-	bool verbose;
-};
-
-static int hs_open(const struct registry_env *env, void **mod)
-{
-	struct hs_module *m;
-
-	/* frames are named through the symbolizer */
-	if (!env->symbolizer)
-		return -ENODEV;
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	m->sym = env->symbolizer;
-	m->verbose = env->verbose;
-	*mod = m;
-	return 0;
-}
-
-static void hs_close(void *mod)
-{
-	free(mod);
-}
-
 static void forget_methods(struct hs_proc *p)
 {
 	size_t i;
@@ -86,7 +61,7 @@ static void forget_methods(struct hs_proc *p)
 
 static int hs_inspect(void *mod, void *state, struct proc_view *v, struct lp_recipe *recipe)
 {
-	struct hs_module *m = mod;
+	struct runtime_module *m = mod;
 	struct hs_proc *p = state;
 	char err[160] = "";
 	int ret;
@@ -185,8 +160,8 @@ static const struct hs_scopes *scopes_at(struct hs_proc *p, pid_t pid, __u64 met
 }
 
 /* The token of method at bci (-1: unknown). */
-static __u64 method_token(struct hs_module *m, struct hs_proc *p, pid_t pid, __u64 method, int bci,
-			  __u64 now)
+static __u64 method_token(struct runtime_module *m, struct hs_proc *p, pid_t pid, __u64 method,
+			  int bci, __u64 now)
 {
 	const struct hs_method *meth = method_at(p, pid, method, now);
 
@@ -202,7 +177,7 @@ static __u64 method_token(struct hs_module *m, struct hs_proc *p, pid_t pid, __u
  * interpreted frame's method at its bci, a compiled frame's scopes
  * (inlined methods first). How many.
  */
-static size_t name_frame(struct hs_module *m, struct hs_proc *p, pid_t pid, __u64 w0, __u64 w1,
+static size_t name_frame(struct runtime_module *m, struct hs_proc *p, pid_t pid, __u64 w0, __u64 w1,
 			 bool leaf, __u64 *out, size_t cap, __u64 now)
 {
 	__u64 method = w0 & LP_JAVA_ADDR_MASK, at = w1 & LP_JAVA_ADDR_MASK;
@@ -256,8 +231,8 @@ static size_t hs_frames(void *mod, void *state, pid_t pid, __u64 *ips, size_t n,
 const struct proc_module hotspot_module = {
 	.name = "HotSpot",
 	.state_size = sizeof(struct hs_proc),
-	.open = hs_open,
-	.close = hs_close,
+	.open = runtime_module__open,
+	.close = runtime_module__close,
 	.inspect = hs_inspect,
 	.end = hs_end,
 	.frames = hs_frames,

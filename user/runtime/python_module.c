@@ -14,6 +14,7 @@
 #include "lib/compiler.h"
 #include "lib/pairmap.h"
 #include "registry/module.h"
+#include "runtime/runtime_module.h"
 #include "runtime/python.h"
 #include "symbolize/symbols.h"
 
@@ -38,32 +39,6 @@ struct py_proc {
 	struct pairmap codes; /* code address -> struct py_cached */
 };
 
-struct py_module {
-	struct symbolizer *sym;
-	bool verbose;
-};
-
-static int py_open(const struct registry_env *env, void **mod)
-{
-	struct py_module *m;
-
-	/* frames are named through the symbolizer */
-	if (!env->symbolizer)
-		return -ENODEV;
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	m->sym = env->symbolizer;
-	m->verbose = env->verbose;
-	*mod = m;
-	return 0;
-}
-
-static void py_close(void *mod)
-{
-	free(mod);
-}
-
 static void forget_codes(struct py_proc *p)
 {
 	size_t i;
@@ -79,7 +54,7 @@ static void forget_codes(struct py_proc *p)
 
 static int py_inspect(void *mod, void *state, struct proc_view *v, struct lp_recipe *recipe)
 {
-	struct py_module *m = mod;
+	struct runtime_module *m = mod;
 	struct py_proc *p = state;
 	char err[160] = "";
 	int ret;
@@ -149,8 +124,8 @@ static const struct py_code *code_at(struct py_proc *p, pid_t pid, __u64 addr, _
 }
 
 /* The token of the Python frame BPF stored as raw and ident. */
-static __u64 name_frame(struct py_module *m, struct py_proc *p, pid_t pid, __u64 raw, __u64 ident,
-			__u64 now)
+static __u64 name_frame(struct runtime_module *m, struct py_proc *p, pid_t pid, __u64 raw,
+			__u64 ident, __u64 now)
 {
 	__u64 addr = (raw & LP_PY_CODE_MASK) << 3;
 	__u32 instr = (raw >> LP_PY_INSTR_SHIFT) & LP_PY_INSTR_MAX;
@@ -214,15 +189,15 @@ static size_t py_frames(void *mod, void *state, pid_t pid, __u64 *ips, size_t n,
 		k = cap;
 	for (i = 0; i < k; i++)
 		ips[i] = is_python(out[i][0]) ? name_frame(mod, p, pid, out[i][0], out[i][1], now)
-					       : out[i][0];
+					      : out[i][0];
 	return k;
 }
 
 const struct proc_module python_module = {
 	.name = "Python",
 	.state_size = sizeof(struct py_proc),
-	.open = py_open,
-	.close = py_close,
+	.open = runtime_module__open,
+	.close = runtime_module__close,
 	.inspect = py_inspect,
 	.end = py_end,
 	.frames = py_frames,
