@@ -241,6 +241,34 @@ struct lp_node_ref {
 #define LP_NODE_MAX_BUCKETS 4096
 #define LP_NODE_MAX_CHAIN   16
 
+/*
+ * V8 frames (docs/design.md section 13): a JavaScript frame keeps the
+ * frame-pointer chain, and its JSFunction in a slot below its FP where a
+ * typed frame (entry, exit, stub, builtin) has a Smi marker instead. The
+ * offsets and instance types come from V8's postmortem constants (v8dbg_*).
+ */
+struct lp_v8_ref {
+	__u16 js_function_first; /* FIRST_JS_FUNCTION_TYPE; 0: not V8 */
+	__u16 js_function_last;
+	__u16 sfi_type;	      /* SHARED_FUNCTION_INFO_TYPE */
+	__u16 instance_type;  /* Map: instance_type (u16) */
+	__u16 shared;	      /* JSFunction: its SharedFunctionInfo */
+	__u16 sfi_name;	      /* SharedFunctionInfo: name_or_scope_info */
+	__s8 fp_function;     /* a JavaScript frame's JSFunction, bytes from its FP */
+	__s8 fp_marker;	      /* its context, or a typed frame's marker (a Smi) */
+	__u16 pad;
+};
+
+/*
+ * A JavaScript frame in a record's user stack takes two words in place of
+ * its pc: the SharedFunctionInfo, then LP_JS_SECOND with what its
+ * name_or_scope_info held when sampled, so that userspace, which reads the
+ * function later, names no other function a moving GC put at its address.
+ */
+#define LP_JS_TAG	  0xbull /* ip >> 60 */
+#define LP_JS_SECOND	  (1ull << 58)
+#define LP_JS_ADDR_MASK	  ((1ull << 48) - 1)
+
 /* Per-process recipe, value of the `recipes` map keyed by tgid. */
 struct lp_recipe {
 	__u32 form;  /* enum lp_label_form of the custom labels */
@@ -263,6 +291,7 @@ struct lp_recipe {
 	struct lp_py_ref py; /* CPython frames */
 	struct lp_java_ref java; /* HotSpot frames */
 	struct lp_node_ref node; /* how recipe->otel leads to a record in Node.js */
+	struct lp_v8_ref v8;	 /* JavaScript frames */
 };
 
 /*
@@ -500,6 +529,13 @@ struct lp_java_counters {
 	__u64 faults;	   /* a blob or frame could not be read */
 };
 
+struct lp_v8_counters {
+	__u64 js;	  /* JavaScript frames stored */
+	__u64 typed;	  /* typed frames (entry, exit, stubs, builtins): their pc kept */
+	__u64 not_js;	  /* a frame of V8's shape whose function slot holds no JSFunction */
+	__u64 faults;	  /* a function or its SharedFunctionInfo could not be read */
+};
+
 /* Filter modes (rodata). */
 enum lp_filter_mode {
 	LP_FILTER_ALL = 0,
@@ -513,7 +549,8 @@ _Static_assert(sizeof(struct lp_go_ref) == 32, "lp_go_ref layout");
 _Static_assert(sizeof(struct lp_py_ref) == 40, "lp_py_ref layout");
 _Static_assert(sizeof(struct lp_java_ref) == 136, "lp_java_ref layout");
 _Static_assert(sizeof(struct lp_node_ref) == 24, "lp_node_ref layout");
-_Static_assert(sizeof(struct lp_recipe) == 352, "lp_recipe layout");
+_Static_assert(sizeof(struct lp_v8_ref) == 16, "lp_v8_ref layout");
+_Static_assert(sizeof(struct lp_recipe) == 368, "lp_recipe layout");
 _Static_assert(sizeof(struct lp_event_hdr) == 8, "lp_event_hdr layout");
 _Static_assert(sizeof(struct lp_sample) == 56, "lp_sample layout");
 _Static_assert(__builtin_offsetof(struct lp_sample, comm) == 40, "lp_sample layout");

@@ -11,14 +11,8 @@
 #define LABELPROF_LABELS_NODE_BPF_H
 
 #include "labels_otel.bpf.h"
+#include "v8.bpf.h"
 
-/* A heap object's tagged address has these low bits; a Smi's value is its upper half. */
-#define V8_TAG_MASK   3
-#define V8_HEAP_TAG   1
-#define V8_SMI_SHIFT  32
-#define V8_IS_SMI(w)  (((w)&0xffffffffull) == 0)
-#define V8_SMI(w)     ((__s64)(w) >> V8_SMI_SHIFT)
-#define V8_IS_HEAP(w) (((w)&V8_TAG_MASK) == V8_HEAP_TAG)
 /* OrderedHashMap: element count, deleted count, bucket count; entries are { key, value, chain } */
 #define V8_HASH_START 3
 #define V8_HASH_ENTRY 3

@@ -157,6 +157,13 @@ struct {
 	__type(value, struct lp_java_counters);
 } java_counters SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lp_v8_counters);
+} v8_counters SEC(".maps");
+
 /*
  * The thread state each Python thread was last found at: checked by its id
  * at every sample, looked for in its interpreter's list when stale.

@@ -21,6 +21,8 @@ struct cwalk_ctx {
 	struct lp_unwind_counters *uc;
 	const struct lp_java_ref *java; /* the process's JVM; NULL: none */
 	struct lp_java_counters *jc;
+	const struct lp_v8_ref *v8; /* the process's V8; NULL: none */
+	struct lp_v8_counters *vc;
 };
 
 /* Reads a search bound back from map memory (struct lp_cwalk). */
@@ -176,8 +178,25 @@ enum cfi_step {
 	STEP_FP,    /* no CFI here: frame pointers, if the mode allows */
 };
 
-/* Java frames step between the CFI steps, with the same reads of the stack */
+/*
+ * The frame at w->n - 1 (stored as its pc) becomes a runtime's two-word
+ * frame; past the depth limit the first word alone is kept.
+ */
+static __always_inline void store_pair(struct lp_scratch *sc, struct lp_cwalk *w, __u64 first,
+				       __u64 second)
+{
+	__u32 at = w->at + (w->n - 1) * sizeof(__u64);
+
+	*(__u64 *)&sc->rec[at & REC_MASK] = first;
+	if (w->n >= stack_depth || w->n >= LP_MAX_STACK_DEPTH)
+		return;
+	*(__u64 *)&sc->rec[(at + sizeof(__u64)) & REC_MASK] = second;
+	w->n++;
+}
+
+/* Java and JavaScript frames step between the CFI steps, with the same reads of the stack */
 #include "stack_hotspot.bpf.h"
+#include "stack_v8.bpf.h"
 
 static __always_inline enum cfi_step cfi_step(struct lp_scratch *sc, struct lp_cwalk *w,
 					      struct lp_unwind_proc *proc,
@@ -325,6 +344,8 @@ static long walk_cfi_frame(__u32 i, struct cwalk_ctx *cx)
 #endif
 		r = cfi_step(sc, w, cx->proc, cx->uc);
 	if (r == STEP_FP) {
+		if (cx->v8 && cx->vc && unwind_mode != LP_UNWIND_CFI)
+			v8_frame(sc, w, cx->v8, cx->vc);
 		if (unwind_mode == LP_UNWIND_CFI) {
 			r = STEP_STUCK;
 		} else if (fp_step(sc, w)) {
@@ -371,6 +392,10 @@ static __always_inline long walk_user_cfi(struct lp_scratch *sc, __u32 off,
 	if (r && r->java.cc_low) {
 		cx.java = &r->java;
 		cx.jc = bpf_map_lookup_elem(&java_counters, &zero);
+	}
+	if (r && r->v8.js_function_first) {
+		cx.v8 = &r->v8;
+		cx.vc = bpf_map_lookup_elem(&v8_counters, &zero);
 	}
 	*(__u64 *)&sc->rec[off & REC_MASK] = u->ip;
 	w->ip = u->ip;

@@ -63,15 +63,8 @@ static __always_inline __u64 find_blob(const struct lp_java_ref *j, __u64 pc,
 static __always_inline void store_java(struct lp_scratch *sc, struct lp_cwalk *w, __u64 w0,
 				       __u64 w1)
 {
-	__u32 at = w->at + (w->n - 1) * sizeof(__u64);
-
-	*(__u64 *)&sc->rec[at & REC_MASK] = LP_JAVA_TAG << 60 | w0;
-	/* past the depth limit the method alone is kept */
-	if (w->n >= stack_depth || w->n >= LP_MAX_STACK_DEPTH)
-		return;
-	*(__u64 *)&sc->rec[(at + sizeof(__u64)) & REC_MASK] =
-		LP_JAVA_TAG << 60 | LP_JAVA_SECOND | (w1 & LP_JAVA_ADDR_MASK);
-	w->n++;
+	store_pair(sc, w, LP_JAVA_TAG << 60 | w0,
+		   LP_JAVA_TAG << 60 | LP_JAVA_SECOND | (w1 & LP_JAVA_ADDR_MASK));
 }
 
 /*

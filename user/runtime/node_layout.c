@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "lib/compiler.h"
 #include "lib/elf.h"
 #include "lib/msg.h"
 #include "proc/maps.h"
@@ -58,32 +59,82 @@ static bool offset_ok(int v, int align)
 	return v >= 0 && v < 4096 && v % align == 0;
 }
 
+static bool type_ok(int v)
+{
+	return v > 0 && v <= 0xffff;
+}
+
+/* The only tagging read: 8-byte tagged values, Smis in the upper half, ...01 pointers. */
+static bool full_tagged_values(int tagged_size, int smi_shift, int heap_tag, int heap_tag_mask,
+			       int map)
+{
+	return tagged_size == 8 && smi_shift == 31 && heap_tag == 1 && heap_tag_mask == 3 &&
+	       map == 0;
+}
+
+#define V8_MAX_CONSTANTS 48
+
+struct v8_constant {
+	int id;
+	const char *name;
+};
+
+/*
+ * The constants of ef named by want (n of them; several names may give the
+ * same index, for V8 versions that spell a field differently) into v, 0
+ * where in .bss. -ENOENT if ef has none of them, -EPROTO with err set when
+ * one is missing; -EIO if one cannot be read.
+ */
+static int read_constants(const struct elf_file *ef, const struct v8_constant *want, size_t n,
+			  int *v, size_t count, char *err, size_t err_len)
+{
+	const char *names[V8_MAX_CONSTANTS];
+	GElf_Sym syms[V8_MAX_CONSTANTS];
+	unsigned int found[V8_MAX_CONSTANTS];
+	bool have[V8_MAX_CONSTANTS] = {false};
+	size_t i;
+	int r;
+
+	if (n > V8_MAX_CONSTANTS || count > V8_MAX_CONSTANTS)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		names[i] = want[i].name;
+	if (!elf_file__find_symbols(ef, names, n, syms, found))
+		return -ENOENT;
+	for (i = 0; i < n; i++) {
+		if (!found[i] || have[want[i].id])
+			continue;
+		r = elf_file__read_vaddr(ef, syms[i].st_value, &v[want[i].id], sizeof(int));
+		if (r == -ENOENT) /* in .bss: a zero */
+			v[want[i].id] = 0;
+		else if (r) {
+			msg__set(err, err_len, "%s: cannot read %s", elf_file__name(ef), names[i]);
+			return -EIO;
+		}
+		have[want[i].id] = true;
+	}
+	for (i = 0; i < n; i++)
+		if (!have[want[i].id]) {
+			msg__set(err, err_len, "%s lacks %s", elf_file__name(ef), names[i]);
+			return -EPROTO;
+		}
+	return 0;
+}
+
 int node__v8_layout(const struct elf_file *ef, struct lp_node_ref *ref, char *err, size_t err_len)
 {
-	unsigned int found[V_COUNT];
-	GElf_Sym syms[V_COUNT];
+	struct v8_constant want[V_COUNT];
 	int v[V_COUNT], i, r;
 
 	memset(ref, 0, sizeof(*ref));
-	if (!elf_file__find_symbols(ef, v8dbg_names, V_COUNT, syms, found))
-		return -ENOENT;
-	for (i = 0; i < V_COUNT; i++) {
-		if (!found[i]) {
-			msg__set(err, err_len, "%s lacks %s", elf_file__name(ef), v8dbg_names[i]);
-			return -ENOENT;
-		}
-		r = elf_file__read_vaddr(ef, syms[i].st_value, &v[i], sizeof(v[i]));
-		if (r == -ENOENT) /* in .bss: a zero */
-			v[i] = 0;
-		else if (r) {
-			msg__set(err, err_len, "%s: cannot read %s", elf_file__name(ef),
-				 v8dbg_names[i]);
-			return r;
-		}
-	}
+	for (i = 0; i < V_COUNT; i++)
+		want[i] = (struct v8_constant){i, v8dbg_names[i]};
+	r = read_constants(ef, want, V_COUNT, v, V_COUNT, err, err_len);
+	if (r)
+		return r;
 	/* what bpf/labels_node.bpf.h reads: full 8-byte tagged values, Smis in the upper half */
-	if (v[V_TAGGED_SIZE] != 8 || v[V_SMI_SHIFT] != 31 || v[V_HEAP_TAG] != 1 ||
-	    v[V_HEAP_TAG_MASK] != 3 || v[V_MAP] != 0) {
+	if (!full_tagged_values(v[V_TAGGED_SIZE], v[V_SMI_SHIFT], v[V_HEAP_TAG], v[V_HEAP_TAG_MASK],
+				v[V_MAP])) {
 		msg__set(err, err_len,
 			 "%s: V8 with %d-byte tagged values (pointer compression) is not read",
 			 elf_file__name(ef), v[V_TAGGED_SIZE]);
@@ -91,9 +142,8 @@ int node__v8_layout(const struct elf_file *ef, struct lp_node_ref *ref, char *er
 	}
 	if (!offset_ok(v[V_INSTANCE_TYPE], 2) || !offset_ok(v[V_INSTANCE_SIZE], 1) ||
 	    !offset_ok(v[V_JS_OBJECT_FIELDS], 8) || !offset_ok(v[V_FIXED_ARRAY_DATA], 8) ||
-	    v[V_FIXED_ARRAY_DATA] < 8 || v[V_JS_MAP_TYPE] <= 0 || v[V_JS_MAP_TYPE] > 0xffff ||
-	    v[V_API_TYPE] <= 0 || v[V_API_TYPE] > 0xffff || v[V_SPECIAL_API_TYPE] <= 0 ||
-	    v[V_SPECIAL_API_TYPE] > 0xffff) {
+	    v[V_FIXED_ARRAY_DATA] < 8 || !type_ok(v[V_JS_MAP_TYPE]) || !type_ok(v[V_API_TYPE]) ||
+	    !type_ok(v[V_SPECIAL_API_TYPE])) {
 		msg__set(err, err_len, "%s: implausible V8 postmortem constants",
 			 elf_file__name(ef));
 		return -EINVAL;
@@ -116,6 +166,173 @@ int node__v8_layout(const struct elf_file *ef, struct lp_node_ref *ref, char *er
 	 */
 	ref->record = v[V_JS_OBJECT_FIELDS] + v[V_TAGGED_SIZE];
 	return 0;
+}
+
+enum {
+	J_TAGGED_SIZE,
+	J_SMI_SHIFT,
+	J_HEAP_TAG,
+	J_HEAP_TAG_MASK,
+	J_MAP,
+	J_INSTANCE_TYPE,
+	J_FP_FUNCTION,
+	J_FP_MARKER,
+	J_JS_FUNCTION_FIRST,
+	J_JS_FUNCTION_LAST,
+	J_SFI_TYPE,
+	J_SHARED,
+	J_SFI_NAME,
+	J_SFI_SCRIPT,
+	J_SCOPE_INFO_TYPE,
+	J_SCOPE_FIRST_VARS,
+	J_SCOPE_CONTEXT_LOCALS,
+	J_SCRIPT_TYPE,
+	J_SCRIPT_NAME,
+	J_SCRIPT_LINE_ENDS,
+	J_SCRIPT_SOURCE,
+	J_FIRST_NONSTRING,
+	J_STRING_LENGTH,
+	J_ONE_BYTE_CHARS,
+	J_TWO_BYTE_CHARS,
+	J_CONS_FIRST,
+	J_CONS_SECOND,
+	J_THIN_ACTUAL,
+	J_ENCODING_MASK,
+	J_REPRESENTATION_MASK,
+	J_ONE_BYTE_TAG,
+	J_SEQ_TAG,
+	J_CONS_TAG,
+	J_THIN_TAG,
+	J_FIXED_LENGTH,
+	J_FIXED_DATA,
+	J_FIXED_ARRAY_TYPE,
+	J_COUNT,
+};
+
+/* Names differ between V8 versions: each spelling Node.js 20 to 24 uses. */
+static const struct v8_constant js_constants[] = {
+	{J_TAGGED_SIZE, "v8dbg_TaggedSize"},
+	{J_SMI_SHIFT, "v8dbg_SmiShiftSize"},
+	{J_HEAP_TAG, "v8dbg_HeapObjectTag"},
+	{J_HEAP_TAG_MASK, "v8dbg_HeapObjectTagMask"},
+	{J_MAP, "v8dbg_class_HeapObject__map__Map"},
+	{J_INSTANCE_TYPE, "v8dbg_class_Map__instance_type__uint16_t"},
+	{J_FP_FUNCTION, "v8dbg_off_fp_function"},
+	{J_FP_MARKER, "v8dbg_off_fp_context_or_frame_type"},
+	{J_FP_MARKER, "v8dbg_off_fp_context"},
+	{J_JS_FUNCTION_FIRST, "v8dbg_FirstJSFunctionType"},
+	{J_JS_FUNCTION_LAST, "v8dbg_LastJSFunctionType"},
+	{J_SFI_TYPE, "v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE"},
+	{J_SHARED, "v8dbg_class_JSFunction__shared__SharedFunctionInfo"},
+	{J_SFI_NAME, "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_NameOrScopeInfoT_"},
+	{J_SFI_NAME, "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_Object_"},
+	{J_SFI_NAME, "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Object"},
+	{J_SFI_SCRIPT, "v8dbg_class_SharedFunctionInfo__script__Tagged_HeapObject_"},
+	{J_SFI_SCRIPT, "v8dbg_class_SharedFunctionInfo__script_or_debug_info__Tagged_HeapObject_"},
+	{J_SFI_SCRIPT, "v8dbg_class_SharedFunctionInfo__script_or_debug_info__HeapObject"},
+	{J_SCOPE_INFO_TYPE, "v8dbg_type_ScopeInfo__SCOPE_INFO_TYPE"},
+	{J_SCOPE_FIRST_VARS, "v8dbg_scopeinfo_idx_first_vars"},
+	{J_SCOPE_CONTEXT_LOCALS, "v8dbg_scopeinfo_idx_ncontextlocals"},
+	{J_SCRIPT_TYPE, "v8dbg_type_Script__SCRIPT_TYPE"},
+	{J_SCRIPT_NAME, "v8dbg_class_Script__name__Object"},
+	{J_SCRIPT_LINE_ENDS, "v8dbg_class_Script__line_ends__Object"},
+	{J_SCRIPT_SOURCE, "v8dbg_class_Script__source__Object"},
+	{J_FIRST_NONSTRING, "v8dbg_FirstNonstringType"},
+	{J_STRING_LENGTH, "v8dbg_class_String__length__int32_t"},
+	{J_ONE_BYTE_CHARS, "v8dbg_class_SeqOneByteString__chars__char"},
+	{J_TWO_BYTE_CHARS, "v8dbg_class_SeqTwoByteString__chars__char"},
+	{J_CONS_FIRST, "v8dbg_class_ConsString__first__String"},
+	{J_CONS_SECOND, "v8dbg_class_ConsString__second__String"},
+	{J_THIN_ACTUAL, "v8dbg_class_ThinString__actual__String"},
+	{J_ENCODING_MASK, "v8dbg_StringEncodingMask"},
+	{J_REPRESENTATION_MASK, "v8dbg_StringRepresentationMask"},
+	{J_ONE_BYTE_TAG, "v8dbg_OneByteStringTag"},
+	{J_SEQ_TAG, "v8dbg_SeqStringTag"},
+	{J_CONS_TAG, "v8dbg_ConsStringTag"},
+	{J_THIN_TAG, "v8dbg_ThinStringTag"},
+	{J_FIXED_LENGTH, "v8dbg_class_FixedArrayBase__length__SMI"},
+	{J_FIXED_DATA, "v8dbg_class_FixedArray__data__uintptr_t"},
+	{J_FIXED_ARRAY_TYPE, "v8dbg_type_FixedArray__FIXED_ARRAY_TYPE"},
+};
+
+/* A frame slot: a word's offset from FP, below it. */
+static bool fp_slot_ok(int v)
+{
+	return v < 0 && v >= -128 && v % 8 == 0;
+}
+
+int node__js_layout(const struct elf_file *ef, struct node_js_layout *l, char *err, size_t len)
+{
+	static const int word_offsets[] = {J_SHARED, J_SFI_NAME, J_SFI_SCRIPT, J_SCRIPT_NAME,
+					   J_SCRIPT_LINE_ENDS, J_SCRIPT_SOURCE, J_CONS_FIRST,
+					   J_CONS_SECOND, J_THIN_ACTUAL, J_FIXED_LENGTH, J_FIXED_DATA};
+	int v[J_COUNT], r;
+	size_t i;
+
+	memset(l, 0, sizeof(*l));
+	r = read_constants(ef, js_constants, ARRAY_SIZE(js_constants), v, J_COUNT, err, len);
+	if (r)
+		return r;
+	if (!full_tagged_values(v[J_TAGGED_SIZE], v[J_SMI_SHIFT], v[J_HEAP_TAG],
+				v[J_HEAP_TAG_MASK], v[J_MAP])) {
+		msg__set(err, len, "%s: V8 with %d-byte tagged values (pointer compression) is not read",
+			 elf_file__name(ef), v[J_TAGGED_SIZE]);
+		return -ENOTSUP;
+	}
+	for (i = 0; i < ARRAY_SIZE(word_offsets); i++)
+		if (!offset_ok(v[word_offsets[i]], 8))
+			goto implausible;
+	if (!fp_slot_ok(v[J_FP_FUNCTION]) || !fp_slot_ok(v[J_FP_MARKER]) ||
+	    !offset_ok(v[J_INSTANCE_TYPE], 2) || !offset_ok(v[J_STRING_LENGTH], 4) ||
+	    !offset_ok(v[J_ONE_BYTE_CHARS], 1) || !offset_ok(v[J_TWO_BYTE_CHARS], 2) ||
+	    !type_ok(v[J_JS_FUNCTION_FIRST]) || !type_ok(v[J_JS_FUNCTION_LAST]) ||
+	    v[J_JS_FUNCTION_FIRST] > v[J_JS_FUNCTION_LAST] || !type_ok(v[J_SFI_TYPE]) ||
+	    !type_ok(v[J_SCOPE_INFO_TYPE]) || !type_ok(v[J_SCRIPT_TYPE]) ||
+	    !type_ok(v[J_FIXED_ARRAY_TYPE]) ||
+	    !type_ok(v[J_FIRST_NONSTRING]) || v[J_SCOPE_FIRST_VARS] <= 0 ||
+	    v[J_SCOPE_FIRST_VARS] > 16 || v[J_SCOPE_CONTEXT_LOCALS] < 0 ||
+	    v[J_SCOPE_CONTEXT_LOCALS] >= v[J_SCOPE_FIRST_VARS])
+		goto implausible;
+	l->ref = (struct lp_v8_ref){
+		.js_function_first = v[J_JS_FUNCTION_FIRST],
+		.js_function_last = v[J_JS_FUNCTION_LAST],
+		.sfi_type = v[J_SFI_TYPE],
+		.instance_type = v[J_INSTANCE_TYPE],
+		.shared = v[J_SHARED],
+		.sfi_name = v[J_SFI_NAME],
+		.fp_function = v[J_FP_FUNCTION],
+		.fp_marker = v[J_FP_MARKER],
+	};
+	l->sfi_script = v[J_SFI_SCRIPT];
+	l->scope_info_type = v[J_SCOPE_INFO_TYPE];
+	l->scope_first_vars = v[J_SCOPE_FIRST_VARS];
+	l->scope_context_locals = v[J_SCOPE_CONTEXT_LOCALS];
+	l->script_type = v[J_SCRIPT_TYPE];
+	l->script_name = v[J_SCRIPT_NAME];
+	l->script_line_ends = v[J_SCRIPT_LINE_ENDS];
+	l->script_source = v[J_SCRIPT_SOURCE];
+	l->first_nonstring = v[J_FIRST_NONSTRING];
+	l->string_length = v[J_STRING_LENGTH];
+	l->one_byte_chars = v[J_ONE_BYTE_CHARS];
+	l->two_byte_chars = v[J_TWO_BYTE_CHARS];
+	l->cons_first = v[J_CONS_FIRST];
+	l->cons_second = v[J_CONS_SECOND];
+	l->thin_actual = v[J_THIN_ACTUAL];
+	l->encoding_mask = v[J_ENCODING_MASK];
+	l->representation_mask = v[J_REPRESENTATION_MASK];
+	l->one_byte_tag = v[J_ONE_BYTE_TAG];
+	l->seq_tag = v[J_SEQ_TAG];
+	l->cons_tag = v[J_CONS_TAG];
+	l->thin_tag = v[J_THIN_TAG];
+	l->fixed_length = v[J_FIXED_LENGTH];
+	l->fixed_data = v[J_FIXED_DATA];
+	l->fixed_array_type = v[J_FIXED_ARRAY_TYPE];
+	return 0;
+implausible:
+	memset(l, 0, sizeof(*l));
+	msg__set(err, len, "%s: implausible V8 postmortem constants for JavaScript frames",
+		 elf_file__name(ef));
+	return -EINVAL;
 }
 
 static bool node_name(const char *path)
@@ -144,23 +361,25 @@ static bool ctx_constant(const struct otel_ctx *ctx, const char *key, __u16 *fie
 	return true;
 }
 
-int node__find_layout(pid_t pid, const struct maps *maps, const struct otel_ctx *ctx,
-		      struct lp_node_ref *ref, char *msg, size_t msg_len)
+/*
+ * read(ef, out, err) on pid's executable (whatever its name), then on each
+ * mapped file named node, nodejs or libnode.so*, until one is not -ENOENT;
+ * the file's path into *path. Returns what read returned last.
+ */
+static int on_node_binary(pid_t pid, const struct maps *maps,
+			  int (*read)(const struct elf_file *ef, void *out, char *err, size_t len),
+			  void *out, char *err, size_t err_len, const char **path)
 {
 	const struct maps_entry *e, *prev = NULL;
-	char err[256] = "";
-	const char *tagged;
 	struct elf_file *ef;
-	bool used = false;
 	int ret = -ENOENT;
 	struct stat st;
 	size_t i;
 	int fd;
 
-	memset(ref, 0, sizeof(*ref));
-	for (i = 0; maps && i < maps__count(maps) && ret; i++) {
+	*path = NULL;
+	for (i = 0; maps && i < maps__count(maps) && ret == -ENOENT; i++) {
 		e = maps__entry(maps, i);
-		/* the executable (the first file) whatever its name, then node and libnode */
 		if (e->kind != MAPS_FILE || (prev && !node_name(e->path)))
 			continue;
 		/* a file's first mapping; the others are the same file */
@@ -172,13 +391,30 @@ int node__find_layout(pid_t pid, const struct maps *maps, const struct otel_ctx 
 		if (fd < 0)
 			continue;
 		ef = elf_file__open_fd(fd, e->path, NULL, 0);
-		ret = ef ? node__v8_layout(ef, ref, err, sizeof(err)) : -ENOENT;
+		ret = ef ? read(ef, out, err, err_len) : -ENOENT;
 		if (ef)
 			elf_file__close(ef);
 		close(fd);
-		if (ret && ret != -ENOENT)
-			break;
+		*path = e->path;
 	}
+	return ret;
+}
+
+static int read_layout(const struct elf_file *ef, void *ref, char *err, size_t len)
+{
+	return node__v8_layout(ef, ref, err, len);
+}
+
+int node__find_layout(pid_t pid, const struct maps *maps, const struct otel_ctx *ctx,
+		      struct lp_node_ref *ref, char *msg, size_t msg_len)
+{
+	const char *tagged, *path;
+	char err[256] = "";
+	bool used = false;
+	int ret;
+
+	memset(ref, 0, sizeof(*ref));
+	ret = on_node_binary(pid, maps, read_layout, ref, err, sizeof(err), &path);
 	if (ret) {
 		memset(ref, 0, sizeof(*ref));
 		msg__set(msg, msg_len, "no V8 layout: %s",
@@ -210,7 +446,7 @@ int node__find_layout(pid_t pid, const struct maps *maps, const struct otel_ctx 
 		return -EINVAL;
 	}
 	msg__set(msg, msg_len, "V8 layout from %s%s (table +%u, hash map header %u, record +%u)",
-		 prev ? prev->path : "?", used ? " and the process context" : "", ref->map_table,
+		 path ? path : "?", used ? " and the process context" : "", ref->map_table,
 		 ref->hash_header, ref->record);
 	return 0;
 }
@@ -280,5 +516,26 @@ int node__thread_ctx(pid_t pid, const struct maps *maps, struct lp_node_ref *ref
 	msg__set(msg, msg_len, "Node.js discovery struct, %s; schema %s; %s%s", where,
 		 schema ? schema : "none published", ret ? "labels cannot be read: " : "", layout);
 	otel_ctx__free(ctx);
+	return ret;
+}
+
+static int read_js_layout(const struct elf_file *ef, void *l, char *err, size_t len)
+{
+	return node__js_layout(ef, l, err, len);
+}
+
+int node__find_js_layout(pid_t pid, const struct maps *maps, struct node_js_layout *l,
+			 char *msg, size_t msg_len)
+{
+	char err[256] = "";
+	const char *path;
+	int ret;
+
+	ret = on_node_binary(pid, maps, read_js_layout, l, err, sizeof(err), &path);
+	if (ret)
+		msg__set(msg, msg_len, "%s",
+			 err[0] ? err : "no mapped node executable or libnode with v8dbg_* symbols");
+	else
+		msg__set(msg, msg_len, "%s", path);
 	return ret;
 }

@@ -16,6 +16,7 @@ extern const struct proc_module go_labels_module;
 extern const struct proc_module otel_process_module;
 extern const struct proc_module python_module;
 extern const struct proc_module hotspot_module;
+extern const struct proc_module node_module;
 extern const struct proc_module unwind_module;
 extern const struct proc_module symbols_module;
 
@@ -26,6 +27,7 @@ const struct proc_module *const session_modules[] = {
 	&otel_process_module,
 	&python_module,
 	&hotspot_module,
+	&node_module,
 	&unwind_module,
 	&symbols_module,
 	NULL,

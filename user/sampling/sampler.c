@@ -700,6 +700,11 @@ int sampler__read_java_counters(struct sampler *s, struct lp_java_counters *out)
 	return read_percpu_sum(s, s->skel->maps.java_counters, out, sizeof(*out));
 }
 
+int sampler__read_v8_counters(struct sampler *s, struct lp_v8_counters *out)
+{
+	return read_percpu_sum(s, s->skel->maps.v8_counters, out, sizeof(*out));
+}
+
 int sampler__cpu_count(const struct sampler *s)
 {
 	return s->nattached;

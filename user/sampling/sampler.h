@@ -170,6 +170,7 @@ int sampler__read_counters(struct sampler *s, struct lp_counters *out);
 int sampler__read_py_counters(struct sampler *s, struct lp_py_counters *out);
 /* The Java walk's counters, summed over CPUs: 0 or -errno. */
 int sampler__read_java_counters(struct sampler *s, struct lp_java_counters *out);
+int sampler__read_v8_counters(struct sampler *s, struct lp_v8_counters *out);
 /* Number of CPUs sampled. */
 int sampler__cpu_count(const struct sampler *s);
 

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Node.js (V8) as a registry module (docs/design.md section 13): inspect
+ * reads the V8 constants of the node executable or libnode once per image
+ * and gives BPF what finds JavaScript frames; frames names the functions of
+ * those frames.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/clock.h"
+#include "lib/compiler.h"
+#include "lib/pairmap.h"
+#include "registry/module.h"
+#include "runtime/node.h"
+#include "runtime/node_function.h"
+#include "runtime/runtime_module.h"
+#include "symbolize/symbols.h"
+
+/* An address that held no function BPF saw is read again when used this long after. */
+#define BAD_RETRY_NS (100ull * 1000 * 1000)
+/* Functions named per process, at most: past it, the cache starts over. */
+#define MAX_FUNCTIONS 65536
+
+struct js_cached {
+	struct node_function f;
+	__u64 checked_ns;
+	bool bad; /* could not be named: unnamed until BAD_RETRY_NS later */
+};
+
+struct js_proc {
+	__u64 seq; /* exec count + 1 when the binary was read; 0: never */
+	bool found;
+	bool reported;
+	struct node_js_layout layout;
+	struct pairmap functions; /* (SharedFunctionInfo, ident) -> struct js_cached */
+};
+
+static void forget_functions(struct js_proc *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->functions.count; i++) {
+		struct js_cached *c = p->functions.entries[i].val;
+
+		node_function__free(&c->f);
+		free(c);
+	}
+	pairmap__free(&p->functions);
+}
+
+static int js_inspect(void *mod, void *state, struct proc_view *v, struct lp_recipe *recipe)
+{
+	struct runtime_module *m = mod;
+	struct js_proc *p = state;
+	char msg[320] = "";
+	int ret;
+
+	/* the constants are the binary's: once per image */
+	if (p->seq != v->exec_seq + 1) {
+		ret = node__find_js_layout(v->pid, v->maps, &p->layout, msg, sizeof(msg));
+		p->found = !ret;
+		p->seq = v->exec_seq + 1;
+		if (m->verbose && !p->reported && ret != -ENOENT) {
+			fprintf(stderr, "labelprof: pid %d: %s%s\n", v->pid,
+				ret ? "JavaScript frames not read: " : "V8 JavaScript frames from ",
+				msg);
+			p->reported = true;
+		}
+	}
+	if (p->found)
+		recipe->v8 = p->layout.ref;
+	return 0;
+}
+
+static void js_end(void *mod, void *state, pid_t pid, enum proc_end how)
+{
+	forget_functions(state);
+}
+
+/*
+ * The function of SharedFunctionInfo sfi as BPF saw it (ident); NULL if it
+ * cannot be named. Named once: the pair names one function even after a
+ * moving GC took it elsewhere (another function there has another ident).
+ */
+static const struct node_function *function_at(struct js_proc *p, pid_t pid, __u64 sfi,
+					       __u64 ident, __u64 now)
+{
+	struct js_cached *c = pairmap__get(&p->functions, sfi, ident);
+
+	if (c && (!c->bad || now - c->checked_ns < BAD_RETRY_NS))
+		return c->bad ? NULL : &c->f;
+	if (!c) {
+		if (p->functions.count >= MAX_FUNCTIONS)
+			forget_functions(p);
+		c = calloc(1, sizeof(*c));
+		if (!c || pairmap__put(&p->functions, sfi, ident, c)) {
+			free(c);
+			return NULL;
+		}
+	}
+	c->checked_ns = now;
+	c->bad = node_function__read(pid, &p->layout, sfi, ident, &c->f) != 0;
+	return c->bad ? NULL : &c->f;
+}
+
+static bool is_js(__u64 ip)
+{
+	return ip >> 60 == LP_JS_TAG;
+}
+
+/* BPF stored each JavaScript frame as two words in place of its pc: its token instead. */
+static size_t js_frames(void *mod, void *state, pid_t pid, __u64 *ips, size_t n, size_t cap)
+{
+	struct runtime_module *m = mod;
+	struct js_proc *p = state;
+	const struct node_function *f;
+	__u64 now = now_ns(), ident;
+	size_t i, k = 0;
+
+	if (!p->found)
+		return n;
+	for (i = 0; i < n; i++) {
+		if (!is_js(ips[i])) {
+			ips[k++] = ips[i];
+			continue;
+		}
+		if (ips[i] & LP_JS_SECOND)
+			continue;
+		/* a pair the walk's depth limit cut has no second word: not named */
+		ident = i + 1 < n && is_js(ips[i + 1]) && (ips[i + 1] & LP_JS_SECOND)
+				? ips[i + 1] & LP_JS_ADDR_MASK
+				: 0;
+		f = ident ? function_at(p, pid, ips[i] & LP_JS_ADDR_MASK, ident, now) : NULL;
+		ips[k++] = symbolizer__interp_frame(m->sym, SYM_FRAME_JS,
+						    f ? (f->name ? f->name : "(anonymous)") : NULL,
+						    f ? f->file : NULL, f ? f->line : 0,
+						    f ? f->line : 0);
+	}
+	return k < cap ? k : cap;
+}
+
+const struct proc_module node_module = {
+	.name = "Node.js",
+	.state_size = sizeof(struct js_proc),
+	.open = runtime_module__open,
+	.close = runtime_module__close,
+	.inspect = js_inspect,
+	.end = js_end,
+	.frames = js_frames,
+};
