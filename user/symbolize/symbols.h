@@ -114,6 +114,7 @@ enum sym_frame_kind {
 	SYM_FRAME_NATIVE = 0,
 	SYM_FRAME_PYTHON = 1,
 	SYM_FRAME_JAVA = 2,
+	SYM_FRAME_JS = 3,
 };
 
 enum sym_resolve_flags {
