@@ -384,6 +384,53 @@ def test_html_python_frames(browser, tmp_path):
     check_clean(browser)
 
 
+def test_html_runtime_frames(browser, tmp_path):
+    """Python, Java and JavaScript frames, read back from JSON, are each drawn
+    in a colour of their kind's, say their kind in the tooltip, and the legend
+    has a swatch for each kind."""
+    def frame(kind, address, function, file):
+        return {"address": address, "kernel": False, "module": "", "kind": kind,
+                "function": function, "file": file, "line": 7, "offset": None,
+                "module_offset": None, "build_id": None}
+    native = {"address": "0x1010", "kernel": False, "module": "/usr/bin/node",
+              "function": "main", "file": None, "line": None, "offset": 16,
+              "module_offset": "0x1010", "build_id": None}
+    frames = [frame("js", "0xb000000000000030", "handler", "/srv/app.js"),
+              frame("java", "0xb000000000000020", "Burn.spin", "Burn.java"),
+              frame("python", "0xb000000000000010", "burn", "/srv/pyburn.py"), native]
+    doc = {"format": "labelprof-json", "version": 1, "frequency_hz": 99,
+           "start_time_unix_ns": 0, "duration_ns": 10**9, "counters": {},
+           "samples": [{"pid": 1, "tid": 1, "comm": "node", "labels": {}, "flags": [],
+                        "count": 5, "frames": frames}]}
+    src, page = tmp_path / "runtimes.json", tmp_path / "runtimes.html"
+    src.write_text(json.dumps(doc), encoding="utf-8")
+    run([LABELPROF, "convert", src, "-o", page, "--format", "html"])
+    open_page(browser, page)
+    drawn = browser.execute_script("""
+        return Array.from(document.querySelectorAll('#flame .frame'), e =>
+            [e.textContent, e.className, e.style.backgroundColor]);""")
+    kinds = {name: (next(c[2:] for c in cls.split() if c.startswith("k-")), colour)
+             for name, cls, colour in drawn}
+    assert {name: kind for name, (kind, _) in kinds.items() if name != "all"} == {
+        "node": "process", "main": "user", "burn": "python", "Burn.spin": "java",
+        "handler": "js"}, kinds
+    colours = [kinds[name][1] for name in ("main", "burn", "Burn.spin", "handler")]
+    assert len(set(colours)) == 4, colours
+    handler = browser.find_element(By.CSS_SELECTOR, "#flame .frame.k-js")
+    ActionChains(browser).move_to_element(handler).perform()
+    tooltip = browser.find_element(By.ID, "tooltip")
+    WebDriverWait(browser, WAIT).until(lambda d: tooltip.is_displayed())
+    assert "kind: js" in tooltip.text and "/srv/app.js:7" in tooltip.text, tooltip.text
+    swatches = browser.execute_script("""
+        return Array.from(document.querySelectorAll('.legend .swatch'), e =>
+            [e.className, getComputedStyle(e).backgroundColor]);""")
+    legend = dict(swatches)
+    assert {"swatch k-python", "swatch k-java", "swatch k-js"} <= set(legend), swatches
+    assert len({legend[k] for k in ("swatch k-python", "swatch k-java", "swatch k-js",
+                                    "swatch k-user")}) == 4, swatches
+    check_clean(browser)
+
+
 def sections(driver):
     """The label keys in the order of their sections, and whether each is open."""
     return driver.execute_script("""

@@ -57,6 +57,37 @@ static inline void fixture_sample(struct symprof *sp, __u32 pid, __u32 tid, __u3
 	assert_int_equal(symprof__add_sample(sp, &s), 0);
 }
 
+/*
+ * A stack of a frame of each runtime's kind (JavaScript, Java, Python, leaf
+ * first) called from main: as the symbolizer makes them, no mapping and a
+ * token above the kernel's half for an address; locs[kind] is each one's
+ * location.
+ */
+static inline __u32 fixture_runtime_stack(struct symprof *sp, const struct fixture_ids *ids,
+					  __u32 locs[SP_FRAME_JS + 1])
+{
+	static const char *const names[] = {
+		[SP_FRAME_PYTHON] = "burn", [SP_FRAME_JAVA] = "Burn.spin", [SP_FRAME_JS] = "spin"};
+	static const char *const files[] = {[SP_FRAME_PYTHON] = "/srv/pyburn.py",
+					    [SP_FRAME_JAVA] = "Burn.java",
+					    [SP_FRAME_JS] = "/srv/burn.js"};
+	__u32 frames[SP_FRAME_JS + 1], kind;
+
+	for (kind = SP_FRAME_PYTHON; kind <= SP_FRAME_JS; kind++) {
+		struct sp_function fn = {.name = symprof__cstring(sp, names[kind]),
+					 .file = symprof__cstring(sp, files[kind])};
+		struct sp_line line = {.function = symprof__function(sp, &fn), .line = 10 + kind};
+		struct sp_location loc = {.kind = kind,
+					  .address = 0xb000000000000000ull + 0x10 * kind,
+					  .module_offset = SP_UNKNOWN,
+					  .function_offset = SP_UNKNOWN};
+
+		locs[kind] = frames[SP_FRAME_JS - kind] = symprof__location(sp, &loc, &line, 1);
+	}
+	frames[SP_FRAME_JS] = ids->loc_main;
+	return symprof__stack(sp, frames, SP_FRAME_JS + 1);
+}
+
 /* Fills an empty sp with the shared tables; libc_file is the library's file name. */
 static inline void fixture_tables(struct symprof *sp, __u32 libc_file, struct fixture_ids *ids)
 {

@@ -372,6 +372,38 @@ static void test_html_python(void **state)
 	symprof__free(sp);
 }
 
+/* Each runtime's frames are a kind of their own: Python 2, Java 6, JavaScript 7. */
+static void test_html_runtime_kinds(void **state)
+{
+	static const char *const names[] = {
+		[SP_FRAME_PYTHON] = "burn", [SP_FRAME_JAVA] = "Burn.spin", [SP_FRAME_JS] = "spin"};
+	struct symprof *sp = symprof__new();
+	struct sp_sample s = {.pid = 1, .tid = 1, .count = 2};
+	__u32 locs[SP_FRAME_JS], kind;
+	size_t len;
+	char *page, *out;
+
+	for (kind = SP_FRAME_PYTHON; kind <= SP_FRAME_JS; kind++) {
+		struct sp_line line = {.function = function(sp, symprof__cstring(sp, names[kind]))};
+		struct sp_location loc = {.kind = kind,
+					  .address = 0xb000000000000000ull + kind,
+					  .module_offset = SP_UNKNOWN,
+					  .function_offset = SP_UNKNOWN};
+
+		locs[kind - 1] = symprof__location(sp, &loc, &line, 1);
+	}
+	s.stack = symprof__stack(sp, locs, SP_FRAME_JS);
+	assert_int_equal(symprof__add_sample(sp, &s), 0);
+	page = html(sp, &len);
+	out = python(blob(page), "S = d['strings']\n"
+				 "for l in d['locs'][1:]:\n"
+				 "    print(l[1], S[l[2]])\n");
+	assert_string_equal(out, "2 burn\n6 Burn.spin\n7 spin\n");
+	free(out);
+	free(page);
+	symprof__free(sp);
+}
+
 static void test_html_write_error(void **state)
 {
 	struct symprof *sp = hostile_profile();
@@ -400,9 +432,9 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_html_escaping),	 cmocka_unit_test(test_html_tables),
-		cmocka_unit_test(test_html_empty),	 cmocka_unit_test(test_html_python),
-		cmocka_unit_test(test_html_write_error),
+		cmocka_unit_test(test_html_escaping),	   cmocka_unit_test(test_html_tables),
+		cmocka_unit_test(test_html_empty),	   cmocka_unit_test(test_html_python),
+		cmocka_unit_test(test_html_runtime_kinds), cmocka_unit_test(test_html_write_error),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -666,6 +666,7 @@ static void assert_same_location(const struct symprof *a, __u32 la, const struct
 
 	assert_int_equal(!x->mapping, !y->mapping);
 	assert_true(x->kernel == y->kernel && x->address == y->address);
+	assert_int_equal(x->kind, y->kind);
 	assert_true(x->module_offset == y->module_offset);
 	assert_true(x->function_offset == y->function_offset);
 	assert_true(mx->start == my->start && mx->limit == my->limit);
@@ -778,7 +779,7 @@ static void test_round_trip(void **state)
 			      .status = LP_ST_LABELS_READ | (1u << 17) | PROFILE_ST_DROPPED |
 					LP_ST_UNWIND_CFI | LP_ST_UNWIND_FP | LP_ST_USTACK_TRUNCATED,
 			      .count = 5};
-	__u32 stack[4];
+	__u32 stack[4], runtime[SP_FRAME_JS], kind;
 	char *doc, *doc2, err[256];
 	size_t len, len2;
 
@@ -813,6 +814,17 @@ static void test_round_trip(void **state)
 	s = (struct sp_sample){
 		.pid = 7, .tid = 7, .stack = symprof__stack(a, stack + 1, 2), .count = 2};
 	assert_int_equal(symprof__add_sample(a, &s), 0);
+	/* a frame of each runtime's kind: no mapping, a token for an address */
+	for (kind = SP_FRAME_PYTHON; kind <= SP_FRAME_JS; kind++) {
+		loc = (struct sp_location){.kind = kind,
+					   .address = 0xb000000000000000ull + kind,
+					   .module_offset = SP_UNKNOWN,
+					   .function_offset = SP_UNKNOWN};
+		runtime[kind - 1] = symprof__location(a, &loc, &lines[kind - 1], 1);
+	}
+	s = (struct sp_sample){
+		.pid = 7, .tid = 7, .stack = symprof__stack(a, runtime, SP_FRAME_JS), .count = 3};
+	assert_int_equal(symprof__add_sample(a, &s), 0);
 	assert_int_equal(symprof__set_process(a, &proc), 0);
 	assert_int_equal(symprof__error(a), 0);
 
@@ -821,6 +833,9 @@ static void test_round_trip(void **state)
 	assert_non_null(memmem(doc, len, "\"unwind\":\"mixed\"", 16));
 	assert_non_null(memmem(doc, len, "\"ustack_truncated\"", 18));
 	assert_null(memmem(doc, len, "bit_12", 6));
+	assert_non_null(memmem(doc, len, "\"kind\":\"python\"", 15));
+	assert_non_null(memmem(doc, len, "\"kind\":\"java\"", 13));
+	assert_non_null(memmem(doc, len, "\"kind\":\"js\"", 11));
 	assert_int_equal(read_doc_len(doc, len, &b, err, sizeof(err)), 0);
 	assert_same_profile(a, b);
 	/* and the document written again is the same */

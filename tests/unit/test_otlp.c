@@ -519,7 +519,7 @@ static void put_location(FILE *f, const struct symprof *sp, __u32 id)
 	const struct sp_mapping *m = &sp->mappings[l->mapping];
 	size_t j;
 
-	fprintf(f, "(%llx %d %llx ", (unsigned long long)l->address, l->kernel,
+	fprintf(f, "(%llx %d %u %llx ", (unsigned long long)l->address, l->kernel, l->kind,
 		(unsigned long long)l->module_offset);
 	fixture_put_str(f, sp, m->file);
 	fixture_put_str(f, sp, m->build_id);
@@ -844,6 +844,70 @@ static void test_json_round_trip(void **state)
 	free(want);
 	free(text);
 	symprof__free(back);
+	symprof__free(sp);
+}
+
+/*
+ * A runtime's frames carry its profile.frame.type, native ones "native", and
+ * come back of their kind from both encodings.
+ */
+static void test_runtime_frames(void **state)
+{
+	static const struct {
+		const char *function, *type;
+	} want[] = {[SP_FRAME_NATIVE] = {"main", "native"},
+		    [SP_FRAME_PYTHON] = {"burn", "cpython"},
+		    [SP_FRAME_JAVA] = {"Burn.spin", "jvm"},
+		    [SP_FRAME_JS] = {"spin", "v8js"}};
+	struct symprof *sp = symprof__new(), *back;
+	struct fixture_ids ids;
+	__u32 locs[SP_FRAME_JS + 1], kind;
+	const otlp_dictionary *d;
+	otlp_request *req;
+	unsigned char *buf;
+	char err[256] = "", *text, *describe_want, *got;
+	size_t len, i, found = 0;
+
+	fixture_tables(sp, S(sp, "/lib/libc.so"), &ids);
+	fixture_sample(sp, 300, 300, S(sp, "node"), 0, fixture_runtime_stack(sp, &ids, locs), 6);
+	buf = fixture_write(output__write_otlp, sp, 0, &len);
+	req = decode(buf, len);
+	check_rules(req);
+	d = req->dictionary;
+	for (i = 1; i < d->n_location_table; i++) {
+		const otlp_location *l = d->location_table[i];
+		const char *name =
+			str(req, d->function_table[l->lines[0]->function_index]->name_strindex);
+
+		for (kind = 0; kind < ARRAY_SIZE(want) && strcmp(name, want[kind].function); kind++)
+			;
+		if (kind == ARRAY_SIZE(want))
+			continue;
+		assert_string_equal(attr_text(req, l->attribute_indices, l->n_attribute_indices,
+					      OTLP_FRAME_TYPE),
+				    want[kind].type);
+		found++;
+	}
+	assert_int_equal(found, ARRAY_SIZE(want));
+
+	describe_want = describe(sp, false);
+	back = read_ok(buf, len);
+	got = describe(back, false);
+	same_text(got, describe_want);
+	free(got);
+	symprof__free(back);
+
+	text = (char *)fixture_write(output__write_otlp_json, sp, 0, &len);
+	if (read_json(text, &back, err, sizeof(err)))
+		fail_msg("reading OTLP JSON: %s", err);
+	got = describe(back, false);
+	same_text(got, describe_want);
+	free(got);
+	free(text);
+	free(describe_want);
+	symprof__free(back);
+	protobuf_c_message_free_unpacked(MSG(req), NULL);
+	free(buf);
 	symprof__free(sp);
 }
 
@@ -1194,6 +1258,7 @@ int main(void)
 		cmocka_unit_test(test_contents),
 		cmocka_unit_test(test_links),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_runtime_frames),
 		cmocka_unit_test(test_gzip),
 		cmocka_unit_test(test_kernel_and_counts),
 		cmocka_unit_test(test_label_named_thread_id),

@@ -420,6 +420,54 @@ static void test_python_frames(void **state)
 	symprof__free(sp);
 }
 
+/*
+ * Python, Java and JavaScript frames are each on a mapping of their own,
+ * named by their kind, and come back as frames of that kind.
+ */
+static void test_runtime_frames(void **state)
+{
+	static const char *const names[] = {
+		[SP_FRAME_PYTHON] = "[python]", [SP_FRAME_JAVA] = "[java]", [SP_FRAME_JS] = "[js]"};
+	struct fixture_ids ids;
+	struct symprof *sp = build(&ids), *back;
+	__u32 locs[SP_FRAME_JS + 1], kind;
+	unsigned char *gz, *raw;
+	size_t gz_len, raw_len;
+	char *want, *got;
+	pb_profile *p;
+
+	fixture_sample(sp, 100, 100, S(sp, "server"), 0, fixture_runtime_stack(sp, &ids, locs), 6);
+	gz = fixture_write(output__write_pprof, sp, ALL_LABELS, &gz_len);
+	raw = gunzip(gz, gz_len, &raw_len);
+	p = perftools__profiles__profile__unpack(NULL, raw_len, raw);
+	assert_non_null(p);
+	/* the file's mappings, then one per runtime */
+	assert_int_equal(p->n_mapping, sp->mapping_count - 1 + 3);
+	back = read_pprof(gz, gz_len);
+	for (kind = SP_FRAME_PYTHON; kind <= SP_FRAME_JS; kind++) {
+		const Perftools__Profiles__Location *pl = p->location[locs[kind] - 1];
+		const Perftools__Profiles__Mapping *pm;
+
+		assert_in_range(pl->mapping_id, sp->mapping_count, p->n_mapping);
+		pm = p->mapping[pl->mapping_id - 1];
+		assert_true(pb_str_is(p, pm->filename, names[kind]));
+		assert_int_equal(pm->memory_start, sp->locations[locs[kind]].address);
+		assert_int_equal(back->locations[locs[kind]].kind, kind);
+		assert_false(back->locations[locs[kind]].kernel);
+		assert_int_equal(back->locations[locs[kind]].mapping, 0);
+	}
+	want = describe(sp);
+	got = describe(back);
+	assert_string_equal(got, want);
+	free(want);
+	free(got);
+	symprof__free(back);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(raw);
+	free(gz);
+	symprof__free(sp);
+}
+
 /* ---- malformed and foreign profiles, built message by message ---- */
 
 static const char *const base_strings[] = {"",	  "samples", "count", "f",    "cpu", "nanoseconds",
@@ -771,12 +819,12 @@ static void test_foreign(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_merge_without_labels),
-		cmocka_unit_test(test_file_contents), cmocka_unit_test(test_python_frames),
-		cmocka_unit_test(test_base_is_valid), cmocka_unit_test(test_bad_references),
-		cmocka_unit_test(test_bad_tables),    cmocka_unit_test(test_bad_encoding),
-		cmocka_unit_test(test_decode_budget), cmocka_unit_test(test_gzip_bomb),
-		cmocka_unit_test(test_foreign),
+		cmocka_unit_test(test_round_trip),     cmocka_unit_test(test_merge_without_labels),
+		cmocka_unit_test(test_file_contents),  cmocka_unit_test(test_python_frames),
+		cmocka_unit_test(test_runtime_frames), cmocka_unit_test(test_base_is_valid),
+		cmocka_unit_test(test_bad_references), cmocka_unit_test(test_bad_tables),
+		cmocka_unit_test(test_bad_encoding),   cmocka_unit_test(test_decode_budget),
+		cmocka_unit_test(test_gzip_bomb),      cmocka_unit_test(test_foreign),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

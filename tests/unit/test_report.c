@@ -2,7 +2,8 @@
 /*
  * The report: processes first, each with its resource attributes on one
  * line (not as label sections of their own), then the label keys that
- * explain the most CPU first and a folded key last.
+ * explain the most CPU first and a folded key last; a runtime's frames
+ * marked by their kind, in the report as in folded output.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -148,10 +149,56 @@ static void test_report_processes_and_key_order(void **state)
 	symprof__free(sp);
 }
 
+/*
+ * A runtime's frames are marked by their kind, in the report (" [py]",
+ * " [java]", " [js]") as in folded output ("_[py]", "_[j]", "_[js]").
+ */
+static void test_runtime_frame_marks(void **state)
+{
+	static const char *const names[] = {[SP_FRAME_NATIVE] = "main",
+					    [SP_FRAME_PYTHON] = "burn",
+					    [SP_FRAME_JAVA] = "Burn.spin",
+					    [SP_FRAME_JS] = "spin"};
+	struct symprof *sp = symprof__new();
+	struct sp_sample s = {.pid = 1, .tid = 1, .comm = S(sp, "node"), .count = 4};
+	__u32 locs[SP_FRAME_JS + 1], kind;
+	char *text, *folded = NULL;
+	size_t len;
+	FILE *f;
+
+	for (kind = SP_FRAME_NATIVE; kind <= SP_FRAME_JS; kind++) {
+		struct sp_function fn = {.name = S(sp, names[kind])};
+		struct sp_line line = {.function = symprof__function(sp, &fn)};
+		struct sp_location loc = {.kind = kind,
+					  .address = 0xb000000000000000ull + kind,
+					  .module_offset = SP_UNKNOWN,
+					  .function_offset = SP_UNKNOWN};
+
+		/* leaf first: the JavaScript frame, main last */
+		locs[SP_FRAME_JS - kind] = symprof__location(sp, &loc, &line, 1);
+	}
+	s.stack = symprof__stack(sp, locs, SP_FRAME_JS + 1);
+	assert_int_equal(symprof__add_sample(sp, &s), 0);
+
+	text = report(sp, 0);
+	if (!strstr(text, "spin [js] < Burn.spin [java] < burn [py] < main\n"))
+		fail_msg("report without its frames' kinds:\n%s", text);
+	free(text);
+	f = open_memstream(&folded, &len);
+	assert_non_null(f);
+	assert_int_equal(output__write_folded(f, sp, NULL), 0);
+	assert_int_equal(fclose(f), 0);
+	if (!strstr(folded, ";main;burn_[py];Burn.spin_[j];spin_[js] 4\n"))
+		fail_msg("folded output without its frames' kinds:\n%s", folded);
+	free(folded);
+	symprof__free(sp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report_processes_and_key_order),
+		cmocka_unit_test(test_runtime_frame_marks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

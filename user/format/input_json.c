@@ -467,12 +467,14 @@ static int read_frame(struct jp *p, __u32 *id)
 			r = read_inlined(p, &n);
 			break;
 		case F_KIND:
-			/* "python", "java", or a kind this version does not know: native */
+			/* "python", "java", "js", or a kind this version does not know: native */
 			r = json__string(&p->j);
 			if (!r && sp_string_is_python(p->j.str, p->j.str_len))
 				loc.kind = SP_FRAME_PYTHON;
 			else if (!r && p->j.str_len == 4 && !memcmp(p->j.str, "java", 4))
 				loc.kind = SP_FRAME_JAVA;
+			else if (!r && p->j.str_len == 2 && !memcmp(p->j.str, "js", 2))
+				loc.kind = SP_FRAME_JS;
 			break;
 		default:
 			r = json__skip(&p->j);

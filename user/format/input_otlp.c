@@ -46,7 +46,7 @@ struct reader {
 	__u32 *strings, *mappings, *functions, *locations, *stacks;
 	struct attr *attrs;
 	bool *loc_kernel, *mapping_kernel;
-	__u32 *loc_kind; /* enum sp_frame_kind, by profile.frame.type ("cpython", "jvm") */
+	__u32 *loc_kind; /* enum sp_frame_kind, by profile.frame.type ("cpython", "jvm", "v8js") */
 	/* scratch */
 	unsigned char *buf;
 	size_t buf_cap;
@@ -348,6 +348,7 @@ static void kernel_flags(struct reader *r)
 			r->loc_kernel[i] = !strcmp(type, "kernel");
 			r->loc_kind[i] = !strcmp(type, "cpython") ? SP_FRAME_PYTHON
 					 : !strcmp(type, "jvm")	  ? SP_FRAME_JAVA
+					 : !strcmp(type, "v8js")  ? SP_FRAME_JS
 								  : SP_FRAME_NATIVE;
 		} else {
 			r->loc_kernel[i] =

@@ -52,6 +52,7 @@ struct reader {
 	__u64 no_stack_fn;		    /* id of the OUTPUT_PPROF_NO_STACK function; 0: none */
 	__u64 python_mapping;		    /* id of the OUTPUT_PPROF_PYTHON mapping; 0: none */
 	__u64 java_mapping;		    /* id of the OUTPUT_PPROF_JAVA mapping; 0: none */
+	__u64 js_mapping;		    /* id of the OUTPUT_PPROF_JS mapping; 0: none */
 	unsigned char *buf;		    /* scratch: unescaped bytes */
 	size_t buf_cap;
 	__u32 *frames;
@@ -195,7 +196,7 @@ static int read_mappings(struct reader *r)
 		if (err)
 			return err;
 		m.build_id = build_id(r, bid);
-		/* the writer's mappings of Python and Java frames: kept out of the tables */
+		/* the writer's mappings of Python, Java and JS frames: kept out of the tables */
 		if (!r->python_mapping && pm->id && str_is(r, m.file, OUTPUT_PPROF_PYTHON)) {
 			r->python_mapping = pm->id;
 			r->mappings.e[r->mappings.n++] = (struct id_entry){pm->id, 0};
@@ -203,6 +204,11 @@ static int read_mappings(struct reader *r)
 		}
 		if (!r->java_mapping && pm->id && str_is(r, m.file, OUTPUT_PPROF_JAVA)) {
 			r->java_mapping = pm->id;
+			r->mappings.e[r->mappings.n++] = (struct id_entry){pm->id, 0};
+			continue;
+		}
+		if (!r->js_mapping && pm->id && str_is(r, m.file, OUTPUT_PPROF_JS)) {
+			r->js_mapping = pm->id;
 			r->mappings.e[r->mappings.n++] = (struct id_entry){pm->id, 0};
 			continue;
 		}
@@ -276,6 +282,9 @@ static int read_location(struct reader *r, const pb_location *pl, __u32 *id)
 	} else if (pl->mapping_id && pl->mapping_id == r->java_mapping) {
 		loc.kernel = false;
 		loc.kind = SP_FRAME_JAVA;
+	} else if (pl->mapping_id && pl->mapping_id == r->js_mapping) {
+		loc.kernel = false;
+		loc.kind = SP_FRAME_JS;
 	} else if (pl->mapping_id) {
 		if (!id_map__find(&r->mappings, pl->mapping_id, &loc.mapping))
 			return fail(r,

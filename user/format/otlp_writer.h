@@ -59,7 +59,7 @@ struct writer {
 	__u32 *set_attrs;
 	size_t set_attrs_len, set_attrs_cap;
 	__u32 kernel_mapping; /* for kernel frames in no mapping; 0: not made yet */
-	__u32 frame_type[4];  /* profile.frame.type "native", "kernel", "cpython", "jvm" */
+	__u32 frame_type[5];  /* profile.frame.type "native", "kernel", "cpython", "jvm", "v8js" */
 	unsigned char *buf;   /* scratch: escaped strings and encodings */
 	size_t buf_cap;
 	int err; /* sticky: every step returns 0 once it is set */

@@ -135,7 +135,7 @@ int output__write_report(FILE *f, const struct symprof *sp, const struct output_
  * function OUTPUT_PPROF_NO_STACK: Go tools drop samples without locations.
  *
  * Python frames are on one mapping of their own, OUTPUT_PPROF_PYTHON (Java
- * frames likewise on OUTPUT_PPROF_JAVA), over
+ * frames likewise on OUTPUT_PPROF_JAVA, JavaScript's on OUTPUT_PPROF_JS), over
  * the range of their addresses (tokens, not addresses): a pseudo path that
  * tools show as the frames' binary and never symbolize, as the kernel's; a
  * reader takes the frames on it back as Python frames without a mapping.
@@ -158,6 +158,7 @@ int output__write_report(FILE *f, const struct symprof *sp, const struct output_
 #define OUTPUT_PPROF_NO_STACK	  "[no stack]"
 #define OUTPUT_PPROF_PYTHON	  "[python]"
 #define OUTPUT_PPROF_JAVA	  "[java]"
+#define OUTPUT_PPROF_JS		  "[js]"
 int output__write_pprof(FILE *f, const struct symprof *sp, const struct output_opts *opts);
 
 /*

@@ -131,6 +131,8 @@ static int put_location(struct folded *w, __u32 id)
 			err = put_str(w, "_[py]");
 		else if (!err && loc->kind == SP_FRAME_JAVA)
 			err = put_str(w, "_[j]");
+		else if (!err && loc->kind == SP_FRAME_JS)
+			err = put_str(w, "_[js]");
 		return err;
 	}
 	for (i = loc->line_count; i-- > 0 && !err;) {
@@ -149,6 +151,8 @@ static int put_location(struct folded *w, __u32 id)
 			err = put_str(w, "_[py]");
 		else if (!err && loc->kind == SP_FRAME_JAVA)
 			err = put_str(w, "_[j]");
+		else if (!err && loc->kind == SP_FRAME_JS)
+			err = put_str(w, "_[js]");
 	}
 	return err;
 }

@@ -43,7 +43,7 @@
 #include "profile/symprof.h"
 
 /* Page kinds of a frame (flamegraph.js knows them too). */
-enum { KIND_USER, KIND_KERNEL, KIND_PYTHON, KIND_JAVA = 6 }; /* 3-5: the page's own */
+enum { KIND_USER, KIND_KERNEL, KIND_PYTHON, KIND_JAVA = 6, KIND_JS }; /* 3-5: the page's own */
 
 struct html {
 	FILE *f;
@@ -136,6 +136,7 @@ static void put_locations(struct html *h)
 			loc->kernel		       ? KIND_KERNEL
 			: loc->kind == SP_FRAME_PYTHON ? KIND_PYTHON
 			: loc->kind == SP_FRAME_JAVA   ? KIND_JAVA
+			: loc->kind == SP_FRAME_JS     ? KIND_JS
 						       : KIND_USER);
 		/* lines[] is innermost first: the page wants the caller first. */
 		for (j = loc->line_count; j-- > 0;) {

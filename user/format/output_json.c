@@ -73,6 +73,8 @@ static void put_frame(FILE *f, const struct symprof *sp, __u32 location, bool fi
 		fputs_unlocked(",\"kind\":\"python\"", f);
 	else if (loc->kind == SP_FRAME_JAVA)
 		fputs_unlocked(",\"kind\":\"java\"", f);
+	else if (loc->kind == SP_FRAME_JS)
+		fputs_unlocked(",\"kind\":\"js\"", f);
 	putc_unlocked(',', f);
 	put_position(f, sp, loc->line_count ? &lines[loc->line_count - 1] : NULL);
 	if (loc->function_offset != SP_UNKNOWN)

@@ -285,14 +285,15 @@ static __u32 function_index(struct writer *w, __u32 id)
 	return w->function_idx[id] = table_add(w, &w->tab[TAB_FUNCTION], MSG(pf));
 }
 
-/* OpenTelemetry's profile.frame.type: kernel, native, or the runtime's ("cpython", "jvm"). */
+/* OpenTelemetry's profile.frame.type: kernel, native, or a runtime's ("cpython", "jvm", "v8js") */
 static __u32 frame_type_attribute(struct writer *w, const struct sp_location *l)
 {
 	unsigned int k = l->kernel		      ? 1
 			 : l->kind == SP_FRAME_PYTHON ? 2
 			 : l->kind == SP_FRAME_JAVA   ? 3
+			 : l->kind == SP_FRAME_JS     ? 4
 						      : 0;
-	static const char *const types[] = {"native", "kernel", "cpython", "jvm"};
+	static const char *const types[] = {"native", "kernel", "cpython", "jvm", "v8js"};
 
 	if (!w->frame_type[k])
 		w->frame_type[k] =

@@ -111,13 +111,13 @@ static int64_t clamp_s64(__u64 v)
 }
 
 /*
- * The profile's mapping id of a location: Python and Java frames are on
- * mappings of their own (runtime, by kind; 0: none).
+ * The profile's mapping id of a location: Python, Java and JavaScript frames
+ * are on mappings of their own (runtime, by kind; 0: none).
  */
 static __u32 location_mapping(const struct symprof *sp, const __u32 *runtime,
 			      const struct sp_location *loc)
 {
-	if (loc->kind == SP_FRAME_PYTHON || loc->kind == SP_FRAME_JAVA)
+	if (loc->kind == SP_FRAME_PYTHON || loc->kind == SP_FRAME_JAVA || loc->kind == SP_FRAME_JS)
 		return runtime[loc->kind];
 	return loc->mapping < sp->mapping_count ? loc->mapping : 0;
 }
@@ -359,8 +359,7 @@ static int write_gzipped(FILE *f, const pb_profile *p)
 
 struct tables {
 	pb_mapping *mappings, **mapping_ptrs;
-	__u32 runtime_mapping[SP_FRAME_JAVA +
-			      1]; /* the mapping id of a runtime's frames, by kind */
+	__u32 runtime_mapping[SP_FRAME_JS + 1]; /* the mapping id of a runtime's frames, by kind */
 	pb_function *functions, **function_ptrs;
 	pb_line *lines, **line_ptrs;
 	pb_location *locations, **location_ptrs;
@@ -395,11 +394,11 @@ static int tables__alloc_sp(struct tables *t, const struct symprof *sp)
 {
 	/*
 	 * Tables with a zero entry have room for their n - 1 entries and one
-	 * more: add_no_stack's function and location; mappings for two more,
-	 * the Python and Java ones
+	 * more: add_no_stack's function and location; mappings for three more,
+	 * the Python, Java and JavaScript ones
 	 */
-	t->mappings = calloc(sp->mapping_count + 1, sizeof(*t->mappings));
-	t->mapping_ptrs = calloc(sp->mapping_count + 1, sizeof(*t->mapping_ptrs));
+	t->mappings = calloc(sp->mapping_count + 2, sizeof(*t->mappings));
+	t->mapping_ptrs = calloc(sp->mapping_count + 2, sizeof(*t->mapping_ptrs));
 	t->functions = calloc(sp->function_count, sizeof(*t->functions));
 	t->function_ptrs = calloc(sp->function_count, sizeof(*t->function_ptrs));
 	t->lines = calloc(sp->line_count + 1, sizeof(*t->lines));
@@ -415,7 +414,7 @@ static int tables__alloc_sp(struct tables *t, const struct symprof *sp)
 
 /*
  * The mapping of a runtime's frames (kind), the next id, when there are
- * any: name (OUTPUT_PPROF_PYTHON, _JAVA) over the range of their addresses
+ * any: name (OUTPUT_PPROF_PYTHON, _JAVA, _JS) over the range of their addresses
  * (tokens).
  */
 static void add_runtime_mapping(struct writer *w, struct tables *t, pb_profile *p, __u32 kind,
@@ -467,6 +466,7 @@ static void fill_tables(struct writer *w, struct tables *t, pb_profile *p)
 	p->n_mapping = sp->mapping_count - 1;
 	add_runtime_mapping(w, t, p, SP_FRAME_PYTHON, OUTPUT_PPROF_PYTHON);
 	add_runtime_mapping(w, t, p, SP_FRAME_JAVA, OUTPUT_PPROF_JAVA);
+	add_runtime_mapping(w, t, p, SP_FRAME_JS, OUTPUT_PPROF_JS);
 	mapping_flags(sp, t->runtime_mapping, t->mappings);
 	p->mapping = t->mapping_ptrs;
 	for (i = 1; i < sp->function_count; i++) {

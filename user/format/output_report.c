@@ -493,6 +493,7 @@ static char *stack_text(const struct symprof *sp, const struct sp_range *stack)
 		fputs(loc->kernel		     ? " [k]"
 		      : loc->kind == SP_FRAME_PYTHON ? " [py]"
 		      : loc->kind == SP_FRAME_JAVA   ? " [java]"
+		      : loc->kind == SP_FRAME_JS     ? " [js]"
 						     : "",
 		      f);
 	}

@@ -63,6 +63,7 @@ enum sp_frame_kind {
 	SP_FRAME_NATIVE = 0,
 	SP_FRAME_PYTHON = 1, /* a Python function: address is a token, not an address */
 	SP_FRAME_JAVA = 2,   /* a Java method: likewise */
+	SP_FRAME_JS = 3,     /* a JavaScript function: likewise */
 };
 
 struct sp_location {

@@ -24,7 +24,8 @@
 	const KIND_PROCESS = 4;
 	const KIND_ROOT = 5;
 	const KIND_JAVA = 6;
-	const KIND_NAMES = ['user', 'kernel', 'python', 'inlined', 'process', 'all', 'java'];
+	const KIND_JS = 7;
+	const KIND_NAMES = ['user', 'kernel', 'python', 'inlined', 'process', 'all', 'java', 'js'];
 	const ROW_PX = 18;
 	const MIN_FRAME_PX = 1.5; // narrower frames (and what they call) are not drawn
 	const MAX_FRAMES = 12000; // drawn at most, the top rows first
@@ -121,7 +122,10 @@
 			return [];
 		const module = str(loc[0]);
 		const kind =
-			loc[1] === KIND_KERNEL || loc[1] === KIND_PYTHON || loc[1] === KIND_JAVA
+			loc[1] === KIND_KERNEL ||
+			loc[1] === KIND_PYTHON ||
+			loc[1] === KIND_JAVA ||
+			loc[1] === KIND_JS
 				? loc[1]
 				: KIND_USER;
 		const rest = loc.slice(2);
@@ -506,6 +510,8 @@
 			return 'hsl(' + (250 + 25 * hue) + ',55%,' + (70 + 10 * light) + '%)';
 		case KIND_JAVA:
 			return 'hsl(' + (160 + 25 * hue) + ',50%,' + (60 + 10 * light) + '%)';
+		case KIND_JS:
+			return 'hsl(' + (56 + 10 * hue) + ',65%,' + (48 + 10 * light) + '%)';
 		case KIND_INLINED:
 			return 'hsl(' + (130 + 35 * hue) + ',45%,' + (55 + 12 * light) + '%)';
 		case KIND_PROCESS:
