@@ -4,7 +4,8 @@ AsyncContextFrame). tests/workloads/node/server.js serves concurrent HTTP
 requests on three routes, each in a context of its own, with CPU bursts in
 burn_K (K: the request's slot) between awaits, so contexts interleave on one
 thread; a worker thread runs its own contexts in wburn_K. Node (24, from
-make deps) runs with --perf-basic-prof, so JIT frames have names. A burn
+make deps) runs with --perf-basic-prof in the context tests, and without any
+flag where JavaScript frames must be named from V8's own frames. A burn
 sample must carry the context of a request that held its slot (route, slot
 and span id together), never another; each route's share of the labelled
 burn samples must match its share of the bursts' thread CPU time. Without
@@ -29,13 +30,13 @@ LABELS_MIN = 0.99
 SHARE_TOLERANCE = 0.03
 
 
-def node_argv(report, *flags, worker=True):
-    """The server under env, in the report's directory: --perf-basic-prof makes V8 write
-    its code log (isolate-*-v8.log) there."""
+def node_argv(report, *flags, worker=True, perf_map=True):
+    """The server under env, in the report's directory: --perf-basic-prof (perf_map) makes
+    V8 write its code log (isolate-*-v8.log) there."""
     assert NODE.is_file(), f"{NODE} is missing: run 'make deps OUTPUT={OUTPUT}'"
     env = [f"--chdir={report.parent}", f"NODE_PATH={NODE_MODULES}", f"NODECTX_KEYS={KEYS}", "NODECTX_SERVICE=node-groundtruth",
            f"LD_PRELOAD={WORKLOADS / 'nodectx.so'}"]
-    return ["env", *env, NODE, "--perf-basic-prof", *flags, SERVER, "--output", report,
+    return ["env", *env, NODE, *(["--perf-basic-prof"] if perf_map else []), *flags, SERVER, "--output", report,
             *(["--worker"] if worker else [])]
 
 
@@ -47,6 +48,11 @@ def remove_perf_map(pid):
 def inspect(pid):
     return subprocess.run([str(LABELPROF), "inspect", str(pid)], stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=60)
+
+
+def js_functions(sample):
+    """The names of the sample's JavaScript frames, innermost first."""
+    return [f.get("function") or "" for f in sample["frames"] if f.get("kind") == "js"]
 
 
 def burn_slot(sample, prefix):
@@ -119,6 +125,45 @@ def test_node_contexts(request, tmp_path):
     labelled = [s for s in main if (s.get("labels") or {}).get("span_id")]
     assert all(s["labels"].get("service.name") == "node-groundtruth" for s in labelled)
     assert all(re.fullmatch(r"[0-9a-f]{32}", s["labels"].get("trace_id", "")) for s in labelled)
+
+
+def test_node_js_frames(request, tmp_path):
+    """Without any Node flag (no perf map), JavaScript frames are named from V8's own
+    frames and objects, on the main thread and in a worker (an isolate of its own): a
+    sample inside a request's context names that request's burn function (burn_K or
+    wburn_K, K its slot, from the labels the test above checks) among its JS frames, no
+    sample names another slot's, and the stack reaches the thread's start."""
+    report_path = tmp_path / "node.json"
+    with started(node_argv(report_path, perf_map=False)) as wl:
+        proc = inspect(wl.pid)
+        rec = record(tmp_path, "-p", wl.pid, duration=DURATION)
+    check_exit(wl)
+    assert not pathlib.Path(f"/tmp/perf-{wl.pid}.map").exists()
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^  JavaScript frames: V8 postmortem constants of \S+/node$", proc.stdout, re.M), proc.stdout
+    samples = rec.profile.of_pids(wl.pid)
+    for what, prefix, start, of_thread in (("main thread", "burn", "node::Start", lambda t: t == wl.pid),
+                                           ("worker", "wburn", "start_thread", lambda t: t != wl.pid)):
+        in_context = right = wrong = whole = 0
+        for s in samples:
+            slot = (s.get("labels") or {}).get("slot")
+            if not of_thread(s["tid"]) or slot is None:
+                continue
+            in_context += s["count"]
+            named = [int(m.group(1)) for f in js_functions(s)
+                     for m in [re.fullmatch(rf"{prefix}_(\d+)", f)] if m]
+            if named and named[0] == int(slot):
+                right += s["count"]
+                whole += s["count"] * any(f.get("function") == start for f in s["frames"])
+            elif named:
+                wrong += s["count"]
+        measure(request, f"JS frames without a flag, {what}: {in_context} samples in a request's "
+                f"context, {right / max(in_context, 1):.1%} name its {prefix} function, {wrong} "
+                f"another's; {whole / max(right, 1):.1%} of those reach {start}")
+        assert in_context > 100, what
+        assert wrong == 0, what
+        assert right / in_context >= 0.9, what
+        assert whole / right >= 0.9, what
 
 
 def test_node_no_async_context_frame(request, tmp_path):
