@@ -27,8 +27,12 @@
 #define NAME_MAX_BYTES 512
 /* ScopeInfo slots read past its map: flags, counts, positions, the first variables */
 #define SCOPE_SLOTS 24
-/* since V8 12.8, a ScopeInfo's start and end positions are at fixed slots */
+/*
+ * Since V8 12.8 a ScopeInfo's start and end positions are fixed slots 3 and
+ * 4, before its variables (slot 5); before, they lie past the variables.
+ */
 #define SCOPE_START_SLOT 3
+#define SCOPE_FIXED_POSITIONS_VARS 5
 
 static bool is_heap_object(__u64 tagged)
 {
@@ -249,6 +253,24 @@ source:
 }
 
 /*
+ * Before V8 12.8: the start position of the PositionInfo that follows the
+ * function name's slots at slot k (past the inferred name, a heap object,
+ * if any): two Smis, start before end. -1 if not so.
+ */
+static __s64 positions_after(const __u64 *slot, size_t k, size_t n)
+{
+	__s64 start, end;
+
+	if (k < n && is_heap_object(slot[k]))
+		k++;
+	if (k + 1 >= n || !is_smi(slot[k]) || !is_smi(slot[k + 1]))
+		return -1;
+	start = (__s64)slot[k] >> SMI_SHIFT;
+	end = (__s64)slot[k + 1] >> SMI_SHIFT;
+	return start >= 0 && start < end ? start : -1;
+}
+
+/*
  * From a ScopeInfo at addr: its start position into *pos, and the
  * function's name into *name: the first string past its context locals'
  * names and infos that a Smi follows (FunctionVariableInfo: the name, then
@@ -264,7 +286,8 @@ static void scope_info(pid_t pid, const struct node_js_layout *l, __u64 addr, ch
 	for (n = 0; n < SCOPE_SLOTS; n++)
 		if (read_word(pid, addr + 8 + n * 8, &slot[n]))
 			break;
-	if (n > SCOPE_START_SLOT && is_smi(slot[SCOPE_START_SLOT]))
+	if (l->scope_first_vars == SCOPE_FIXED_POSITIONS_VARS && n > SCOPE_START_SLOT &&
+	    is_smi(slot[SCOPE_START_SLOT]))
 		*pos = (__s64)slot[SCOPE_START_SLOT] >> SMI_SHIFT;
 	if (n <= l->scope_context_locals || !is_smi(slot[l->scope_context_locals]))
 		return;
@@ -277,6 +300,8 @@ static void scope_info(pid_t pid, const struct node_js_layout *l, __u64 addr, ch
 			free(*name);
 			*name = NULL;
 		}
+		if (l->scope_first_vars != SCOPE_FIXED_POSITIONS_VARS)
+			*pos = positions_after(slot, i + 2, n);
 		return;
 	}
 }

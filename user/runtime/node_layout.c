@@ -220,8 +220,11 @@ static const struct v8_constant js_constants[] = {
 	{J_FP_FUNCTION, "v8dbg_off_fp_function"},
 	{J_FP_MARKER, "v8dbg_off_fp_context_or_frame_type"},
 	{J_FP_MARKER, "v8dbg_off_fp_context"},
+	/* without the range (Node 20), plain functions alone: class constructors stay unnamed */
 	{J_JS_FUNCTION_FIRST, "v8dbg_FirstJSFunctionType"},
+	{J_JS_FUNCTION_FIRST, "v8dbg_type_JSFunction__JS_FUNCTION_TYPE"},
 	{J_JS_FUNCTION_LAST, "v8dbg_LastJSFunctionType"},
+	{J_JS_FUNCTION_LAST, "v8dbg_type_JSFunction__JS_FUNCTION_TYPE"},
 	{J_SFI_TYPE, "v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE"},
 	{J_SHARED, "v8dbg_class_JSFunction__shared__SharedFunctionInfo"},
 	{J_SFI_NAME, "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_NameOrScopeInfoT_"},
