@@ -15,8 +15,11 @@ context for those, never a wrong one."""
 
 import pathlib
 import re
+import shutil
 import subprocess
 from collections import defaultdict
+
+import pytest
 
 from conftest import (LABELPROF, OUTPUT, REPO, WORKLOADS, check_exit, load_json, measure, overlap_fraction,
                       record, started, user_functions)
@@ -164,6 +167,52 @@ def test_node_js_frames(request, tmp_path):
         assert wrong == 0, what
         assert right / in_context >= 0.9, what
         assert whole / right >= 0.9, what
+
+
+FRAMES_JS = REPO / "tests/workloads/node/frames.js"
+
+
+def declared_lines(path):
+    """Where each function or method of the script starts (1-based), read from its text."""
+    lines = {}
+    for n, text in enumerate(path.read_text().splitlines(), 1):
+        m = re.match(r"\s*(?:function\s+)?(\w+)\s*\([^)]*\)\s*\{", text)
+        if m and m.group(1) not in ("for", "if", "while"):
+            lines[m.group(1)] = n
+    return lines
+
+
+@pytest.mark.parametrize("node", ["npm-24", "debian"])
+def test_node_js_frames_named(request, tmp_path, node):
+    """tests/workloads/node/frames.js on Node 24 and on Debian's own node (20, older
+    V8 layout), no flag: the samples in spin_a, spin_b and Spinner's spin_c name the
+    function, the script and the line it starts at (read from the script's text), under
+    loop; none names a function of the script wrongly."""
+    binary = str(NODE) if node == "npm-24" else shutil.which("node")
+    assert binary and pathlib.Path(binary).exists(), f"{node}: no node (make deps)"
+    declared = declared_lines(FRAMES_JS)
+    with started([binary, FRAMES_JS]) as wl:
+        rec = record(tmp_path, "-p", wl.pid, duration=3)
+    spins = right = misplaced = 0
+    for s in rec.profile.of_pids(wl.pid):
+        ours = [f for f in s["frames"] if f.get("kind") == "js" and f.get("file") == str(FRAMES_JS)]
+        for f in ours:
+            if f.get("function") not in declared and f.get("function") != "(anonymous)":
+                misplaced += s["count"]
+            elif f.get("line") is not None and f.get("line") != declared.get(f.get("function")):
+                misplaced += s["count"]
+        names = [f.get("function") for f in ours]
+        if not names or names[0] not in ("spin_a", "spin_b", "spin_c"):
+            continue
+        spins += s["count"]
+        if len(names) > 1 and names[1] == "loop" and all(f.get("line") for f in ours[:2]):
+            right += s["count"]
+    samples = sum(s["count"] for s in rec.profile.of_pids(wl.pid))
+    measure(request, f"{node} node: {samples} samples, {spins} in a spin function, {right / max(spins, 1):.1%} "
+            f"of those named with its line under loop; {misplaced} frames named wrongly")
+    assert misplaced == 0
+    assert spins / samples >= 0.9
+    assert right / spins >= 0.9
 
 
 def test_node_no_async_context_frame(request, tmp_path):
