@@ -183,7 +183,7 @@ KERNEL_BUILD = all $(KERNEL_WORKLOADS:%=$(OUTPUT)/workloads/%) $(OUTPUT)/lib/lib
 KERNEL_BUILD_arm64 = $(OUTPUT)/workloads/unwind_c-gcc-pac
 test-kernels:
 	$(if $(filter x86,$(HOST_ARCH)),,$(error test-kernels runs on x86-64 hosts))
-	$(Q)scripts/deps.sh --cross aarch64 --kernels
+	$(Q)scripts/deps.sh --cross aarch64 --kernels --node $(NODE_DIR) --node-arm64 $(OUTPUT)-arm64/node
 	$(if $(filter host %-amd64,$(KERNELS)),$(Q)$(MAKE) -s --no-print-directory $(KERNEL_BUILD))
 	$(if $(filter %-arm64,$(KERNELS)),$(Q)$(MAKE) -s --no-print-directory ARCH=arm64 \
 		OUTPUT=$(OUTPUT)-arm64 \

