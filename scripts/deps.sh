@@ -13,6 +13,8 @@
 set -eu
 
 NODE_VERSION=24.21.0
+# Node 22 (V8 12.4) for the JavaScript frame tests, installed as "node22"
+NODE22_VERSION=22.23.5
 DD_PPROF_VERSION=5.20.0
 
 packages="make gcc g++ clang lld libclang-rt-14-dev llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev pkg-config
@@ -103,14 +105,15 @@ node_packages() {
 	esac
 	if grep -qs "\"version\": \"$NODE_VERSION\"" "$node/node_modules/$pkg/package.json" &&
 		grep -qs "\"version\": \"$DD_PPROF_VERSION\"" \
-			"$node/node_modules/@datadog/pprof/package.json"; then
+			"$node/node_modules/@datadog/pprof/package.json" &&
+		grep -qs "\"version\": \"$NODE22_VERSION\"" "$node/node_modules/node22/package.json"; then
 		return 0
 	fi
-	echo "labelprof: installing $pkg@$NODE_VERSION @datadog/pprof@$DD_PPROF_VERSION into $node"
+	echo "labelprof: installing $pkg@$NODE_VERSION $pkg@$NODE22_VERSION @datadog/pprof@$DD_PPROF_VERSION into $node"
 	mkdir -p "$node"
 	[ -f "$node/package.json" ] || echo '{"private": true}' >"$node/package.json"
 	npm install --prefix "$node" --no-audit --no-fund --save-exact --loglevel=error \
-		"$pkg@$NODE_VERSION" "@datadog/pprof@$DD_PPROF_VERSION"
+		"$pkg@$NODE_VERSION" "node22@npm:$pkg@$NODE22_VERSION" "@datadog/pprof@$DD_PPROF_VERSION"
 }
 
 if [ -z "$missing" ]; then
