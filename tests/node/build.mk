@@ -19,3 +19,12 @@ $(NODE_FX_DIR)/v8dbg-compressed.so: tests/node/v8dbg.c | $(NODE_FX_DIR)
 	$(Q)$(CC) -O2 -Wall -Wextra -Werror -fPIC -shared $(TLSDESC_FLAGS) -DTAGGED_SIZE=4 $< -o $@
 
 TEST_DEPS += $(NODE_FX)
+
+# The npm packages (make deps) are no build product: a sanitized build's unit
+# tests use the plain build's.
+ifneq ($(SANITIZE),)
+PLAIN_NODE_DIR := $(abspath .output$(if $(filter-out $(HOST_ARCH),$(ARCH)),-$(ARCH)))/node
+$(NODE_DIR):
+	$(Q)ln -sfn $(PLAIN_NODE_DIR) $@
+TEST_DEPS += $(NODE_DIR)
+endif

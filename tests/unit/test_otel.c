@@ -447,6 +447,56 @@ static void test_refresh_on_unknown_key(void **state)
 	unpublish(&pub);
 }
 
+/*
+ * A context published after the process was first read (a Python service
+ * publishes at start, after labelprof saw it exec): the first record with an
+ * attribute reads it at once, so that record has the attribute's name and
+ * the resource attributes, no wait. Then a record naming an index the new
+ * map lacks does not read again before OTEL_REFRESH_MIN_MS.
+ */
+static void test_published_after_first_read(void **state)
+{
+	const struct lbl labels[] = {{"\x01", 1, "acme", 4, LP_SRC_OTEL_THREAD}};
+	const struct lbl unnamed[] = {{"\x05", 1, "x", 1, LP_SRC_OTEL_THREAD}};
+	struct otel_labels *o = otel_labels__new();
+	struct profile *p = profile__new(NULL, NULL);
+	struct otel_labels_proc op = {0};
+	struct profile_sample s = {0};
+	struct profile_resolver r;
+	struct published pub;
+	uint8_t buf[256];
+	size_t len = build(buf, labels, 1);
+	__u64 checked;
+	__u32 src;
+
+	(void)state;
+	assert_non_null(o);
+	assert_non_null(p);
+	otel_labels__proc_init(&op, getpid(), NULL);
+	assert_null(op.ctx);
+	publish(&pub);
+	otel_labels__resolver(o, &op, &r);
+	profile__set_resolver(p, &r);
+	assert_int_equal(profile__add_sample(p, buf, len), 0);
+	profile__for_each(p, take_first, &s);
+	assert_int_equal(s.label_count, 3);
+	assert_string_equal(label(&s, "tenant", &src), "acme");
+	assert_string_equal(label(&s, "service.name", &src), "checkout");
+	checked = op.check_ns;
+	profile__free(p);
+	p = profile__new(NULL, NULL);
+	assert_non_null(p);
+	profile__set_resolver(p, &r);
+	len = build(buf, unnamed, 1);
+	assert_int_equal(profile__add_sample(p, buf, len), 0);
+	assert_true(op.stale);
+	assert_int_equal(op.check_ns, checked);
+	profile__free(p);
+	otel_labels__proc_clear(&op);
+	otel_labels__free(o);
+	unpublish(&pub);
+}
+
 /* A new publication (a new published_at_ns) is read at the next check. */
 static void test_new_publication(void **state)
 {
@@ -492,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_thread_labels),
 		cmocka_unit_test(test_refresh_on_unknown_key),
 		cmocka_unit_test(test_new_publication),
+		cmocka_unit_test(test_published_after_first_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,13 +28,23 @@ void otel_labels__free(struct otel_labels *o)
 	free(o);
 }
 
-void otel_labels__proc_clear(struct otel_labels_proc *p)
+/* Drops the previous read's context and keeps the current one as previous. */
+static void proc_retire(struct otel_labels_proc *p)
 {
-	otel_ctx__free(p->ctx);
-	free(p->extra);
+	otel_ctx__free(p->old_ctx);
+	free(p->old_extra);
+	p->old_ctx = p->ctx;
+	p->old_extra = p->extra;
 	p->ctx = NULL;
 	p->extra = NULL;
 	p->nr_extra = 0;
+}
+
+void otel_labels__proc_clear(struct otel_labels_proc *p)
+{
+	proc_retire(p);
+	proc_retire(p);
+	p->read_on_miss = false;
 }
 
 static size_t bounded_len(const char *s, size_t max)
@@ -53,8 +63,9 @@ static void proc_read(struct otel_labels_proc *p, const struct maps *maps, __u64
 	p->stale = false;
 	if (otel_ctx__find(p->pid, maps, &addr) || otel_ctx__read(p->pid, addr, &ctx, NULL, 0))
 		ctx = NULL;
-	otel_labels__proc_clear(p);
+	proc_retire(p);
 	p->ctx = ctx;
+	p->read_on_miss = !ctx;
 	if (!ctx || !ctx->nr_resource)
 		return;
 	p->extra = calloc(ctx->nr_resource, sizeof(*p->extra));
@@ -141,6 +152,17 @@ bool otel_labels__label(struct otel_labels *o, struct otel_labels_proc *p, struc
 		 * an old one, or none was found yet. Until a new read names it, the
 		 * attribute has no name to go by (OTEP 4947: ignored).
 		 */
+		if (p && (p->read_on_miss ||
+			  (p->stale && now_ns() - p->check_ns >=
+					       OTEL_REFRESH_MIN_MS * 1000000ull))) {
+			proc_read(p, NULL, now_ns());
+			c = p->ctx;
+			if (c && idx < c->nr_keys && c->keys[idx]) {
+				l->key = (const unsigned char *)c->keys[idx];
+				l->key_len = bounded_len(c->keys[idx], LP_MAX_KEY_LEN);
+				return true;
+			}
+		}
 		if (p && (!c || idx >= c->nr_keys))
 			p->stale = true;
 		return false;

@@ -7,8 +7,8 @@
  * writes the ids in hex (W3C trace context form) and adds the process
  * context's resource attributes to every sample of the process (source
  * LP_SRC_OTEL_PROCESS). An attribute whose key index the map does not name is
- * left out, and asks for a new read of the context (at most every
- * OTEL_REFRESH_MIN_MS). Contexts are read once per process and checked again
+ * left out, and asks for a new read of the context (at once after a read that
+ * found none, else at most every OTEL_REFRESH_MIN_MS). Contexts are read once per process and checked again
  * at most every OTEL_RECHECK_MS. Whoever keeps a process's state (registry/)
  * hands it in. Not thread-safe.
  */
@@ -39,6 +39,14 @@ struct otel_labels_proc {
 	struct otel_ctx *ctx;	     /* NULL: none found */
 	struct profile_label *extra; /* the resource attributes as labels */
 	size_t nr_extra;
+	/*
+	 * The last read found no context: the first attribute no map names is
+	 * the sign the process published one since, read at once.
+	 */
+	bool read_on_miss;
+	/* What the read before the last held: labels of the record being resolved may point into it. */
+	struct otel_ctx *old_ctx;
+	struct profile_label *old_extra;
 };
 
 /* The names every process's labels share (unnamed key indices, hex ids). */
@@ -58,9 +66,10 @@ const struct otel_ctx *otel_labels__proc_ctx(struct otel_labels_proc *p);
 
 /*
  * The two halves of a profile_resolver for a record of process p (NULL: a
- * process without a context): the labels p adds to every record, then each
- * OTel label named and its ids written in hex; false: an attribute the key
- * map does not name, to be left out.
+ * process without a context): each OTel label named and its ids written in
+ * hex (false: an attribute the key map does not name, to be left out), then
+ * the labels p adds to every record. A record's labels stay valid through
+ * the one read of the context its resolution may cause.
  */
 size_t otel_labels__extra(struct otel_labels_proc *p, const struct profile_label **labels);
 bool otel_labels__label(struct otel_labels *o, struct otel_labels_proc *p, struct profile_label *l);

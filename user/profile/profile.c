@@ -467,14 +467,15 @@ static size_t resolve_labels(struct profile *p, __u32 pid, long *n)
 	const struct profile_label *extra;
 	size_t nextra, i, kept, len = 1;
 
-	nextra = p->resolver.extra(p->resolver.ctx, pid, &extra);
-	if (reserve_scratch(p, *n + nextra))
-		return 0;
+	/* the record's own first: naming them may read what the process adds */
 	for (i = 0, kept = 0; i < (size_t)*n; i++)
 		if (p->scratch[i].l.source == LP_SRC_CUSTOM_LABELS ||
 		    p->resolver.label(p->resolver.ctx, pid, &p->scratch[i].l))
 			p->scratch[kept++] = p->scratch[i];
 	*n = kept;
+	nextra = p->resolver.extra(p->resolver.ctx, pid, &extra);
+	if (reserve_scratch(p, *n + nextra))
+		return 0;
 	for (i = 0; i < nextra; i++) {
 		p->scratch[*n + i].l = extra[i];
 		p->scratch[*n + i].pos = *n + i;

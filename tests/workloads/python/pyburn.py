@@ -3,14 +3,16 @@
 burn CPU in functions named after their label set, reached through nested
 calls, a generator and a C extension call (sorted() calling back into Python).
 Each worker switches sets often; the burn function of set N runs only with
-labels {"set": "N"}, so a sample whose innermost Python frame is burn_N must
-carry that label. Prints "pyburn: ready pid=N" when running; stops after
+labels {"set": "N"}, and in an OpenTelemetry span of its own whose span id
+starts with byte N and whose http.route is /set/N, so a sample whose
+innermost Python frame is burn_N must carry that label and such a span. Prints "pyburn: ready pid=N" when running; stops after
 DURATION seconds.
 
     pyburn.py threads|asyncio DURATION
 """
 
 import asyncio
+import itertools
 import os
 import sys
 import threading
@@ -21,6 +23,7 @@ import customlabels  # noqa: E402
 
 SETS = 4
 SLICE = 0.002
+SPAN_COUNTER = itertools.count(1)  # a span id is never all zeros
 
 
 def spin(until):
@@ -56,22 +59,29 @@ def nest(depth, fn, until):
     return fn(until)
 
 
-def work(k):
-    with customlabels.labels(set=str(k)):
+def request(k, i):
+    """The span of a request of set k by worker i: a trace id of its own, a span id
+    whose first byte is k (the rest unique), its route /set/k."""
+    span_id = bytes([k]) + (i << 32 | next(SPAN_COUNTER)).to_bytes(7, "big")
+    return customlabels.span(os.urandom(16), span_id, **{"http.route": f"/set/{k}"})
+
+
+def work(k, i):
+    with customlabels.labels(set=str(k)), request(k, i):
         nest(20, BURNS[k], time.perf_counter() + SLICE)
 
 
 def thread_main(i, end):
     k = i
     while time.time() < end:
-        work(k % SETS)
+        work(k % SETS, i)
         k += 1
 
 
 async def task_main(i, end):
     k = i
     while time.time() < end:
-        with customlabels.labels(set=str(k % SETS)):
+        with customlabels.labels(set=str(k % SETS)), request(k % SETS, i):
             nest(20, BURNS[k % SETS], time.perf_counter() + SLICE / 4)
             await asyncio.sleep(0)
             nest(20, BURNS[k % SETS], time.perf_counter() + SLICE / 4)
@@ -85,6 +95,7 @@ async def amain(end):
 
 def main():
     mode, duration = sys.argv[1], float(sys.argv[2])
+    customlabels.publish_process({"service.name": "pyburn"}, ["http.route"])
     print(f"pyburn: ready pid={os.getpid()}", file=sys.stderr, flush=True)
     end = time.time() + duration
     if mode == "threads":
