@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/compiler.h"
 #include "proc/mem.h"
 #include "runtime/node.h"
 #include "runtime/node_function.h"

@@ -8,10 +8,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "lib/clock.h"
-#include "lib/compiler.h"
 #include "lib/pairmap.h"
 #include "registry/module.h"
 #include "runtime/node.h"
