@@ -217,7 +217,8 @@ static void test_folded_symbolized(void **state)
 	struct symbolizer *sym = symbolizer__new(NULL);
 	struct profile *p = profile__new(sym, NULL);
 	struct own_snapshot own;
-	const __u64 u[] = {(uintptr_t)lp_out_leaf + 1, (uintptr_t)lp_out_caller + 4};
+	/* interrupted at its first instruction, under kernel frames: the leaf itself, exact */
+	const __u64 u[] = {(uintptr_t)lp_out_leaf, (uintptr_t)lp_out_caller + 4};
 	char path[PATH_MAX], *out;
 	unsigned char junk[4096];
 	void *m;

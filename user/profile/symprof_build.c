@@ -172,11 +172,16 @@ static __u32 build_stack(struct builder *b, const struct profile_sample *s)
 		b->sp->error = -ENOMEM;
 		return 0;
 	}
-	/* every frame but the very leaf is a return address */
+	/*
+	 * Every frame but each stack's leaf is a return address: the user
+	 * stack's leaf is where the thread was interrupted (or entered the
+	 * kernel), exact even under kernel frames; one step back from a
+	 * function's first instruction would name the function before it.
+	 */
 	for (i = 0; i < s->kstack_len; i++, k++)
-		b->frames[k] = resolve(b, 0, s->kstack[i], true, k > 0);
+		b->frames[k] = resolve(b, 0, s->kstack[i], true, i > 0);
 	for (i = 0; i < s->ustack_len; i++, k++)
-		b->frames[k] = resolve(b, s->snapshot, s->ustack[i], false, k > 0);
+		b->frames[k] = resolve(b, s->snapshot, s->ustack[i], false, i > 0);
 	id = symprof__stack(b->sp, b->frames, n);
 	if (id && pairmap__put(&b->stacks, s->stack, s->snapshot, (void *)(uintptr_t)id))
 		b->sp->error = -ENOMEM;
