@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -497,6 +499,49 @@ static void test_published_after_first_read(void **state)
 	unpublish(&pub);
 }
 
+/*
+ * A process that exits after publishing: its samples still in the ring
+ * buffer are resolved after it is gone, and a check due then must not drop
+ * what it published (their resource attributes and key names).
+ */
+static void test_context_outlives_process(void **state)
+{
+	struct timespec wait = {OTEL_RECHECK_MS / 1000, (OTEL_RECHECK_MS % 1000 + 50) * 1000000L};
+	struct otel_labels_proc op = {0};
+	const struct otel_ctx *ctx;
+	struct published pub;
+	int ready[2], status;
+	char c;
+	pid_t child;
+
+	(void)state;
+	assert_int_equal(pipe(ready), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		publish(&pub);
+		close(ready[0]);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		/* until the parent has read the context: its end of the pipe closes */
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	otel_labels__proc_init(&op, child, NULL);
+	assert_non_null(op.ctx);
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	close(ready[0]);
+	nanosleep(&wait, NULL);
+	ctx = otel_labels__proc_ctx(&op);
+	assert_non_null(ctx);
+	assert_string_equal(ctx->resource[0].value, "checkout");
+	assert_string_equal(ctx->keys[1], "tenant");
+	otel_labels__proc_clear(&op);
+}
+
 /* A new publication (a new published_at_ns) is read at the next check. */
 static void test_new_publication(void **state)
 {
@@ -543,6 +588,7 @@ int main(void)
 		cmocka_unit_test(test_refresh_on_unknown_key),
 		cmocka_unit_test(test_new_publication),
 		cmocka_unit_test(test_published_after_first_read),
+		cmocka_unit_test(test_context_outlives_process),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

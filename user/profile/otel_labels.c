@@ -9,6 +9,7 @@
 #include "labelprof.h"
 #include "lib/clock.h"
 #include "lib/hex.h"
+#include "proc/stat.h"
 #include "profile/otel_labels.h"
 
 struct otel_labels {
@@ -61,8 +62,12 @@ static void proc_read(struct otel_labels_proc *p, const struct maps *maps, __u64
 
 	p->check_ns = now;
 	p->stale = false;
-	if (otel_ctx__find(p->pid, maps, &addr) || otel_ctx__read(p->pid, addr, &ctx, NULL, 0))
+	if (otel_ctx__find(p->pid, maps, &addr) || otel_ctx__read(p->pid, addr, &ctx, NULL, 0)) {
 		ctx = NULL;
+		/* gone (or a zombie): what it published still names its last samples */
+		if (p->ctx && proc_tgid(p->pid) == -ESRCH)
+			return;
+	}
 	proc_retire(p);
 	p->ctx = ctx;
 	p->read_on_miss = !ctx;
