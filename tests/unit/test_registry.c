@@ -278,6 +278,30 @@ static void wait_ms(int ms)
 }
 
 /*
+ * A known process an inspection finds gone keeps its modules' state: its
+ * last samples, queued behind the inspection, are still to be resolved.
+ * Its exit event (after those samples) ends it.
+ */
+static void test_gone_until_exit(void **state)
+{
+	struct registry *r = new_registry();
+	pid_t child = start_child();
+
+	mlog.answer = PROC_SETTLED;
+	memset(mlog.ends, 0, sizeof(mlog.ends));
+	event(r, LP_EVENT_UNKNOWN_PID, child);
+	assert_int_equal(stats(r).tracked, 1);
+	stop_child(child);
+	event(r, LP_EVENT_EXEC_MAP, child);
+	assert_int_equal(mlog.ends[PROC_END_EXIT], 0);
+	assert_int_equal(stats(r).tracked, 1);
+	event(r, LP_EVENT_EXIT, child);
+	assert_int_equal(mlog.ends[PROC_END_EXIT], 1);
+	assert_int_equal(stats(r).tracked, 0);
+	registry__free(r);
+}
+
+/*
  * After an exec, follow-ups run while no module has settled (5, 10, 20 ms
  * ...), and stop once one has.
  */
@@ -396,6 +420,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_read_per_event),
 		cmocka_unit_test(test_exit_and_gone),
+		cmocka_unit_test(test_gone_until_exit),
 		cmocka_unit_test(test_follow_ups),
 		cmocka_unit_test(test_scan_follow_ups),
 		cmocka_unit_test(test_quiet),

@@ -29,13 +29,16 @@ static const unsigned int retry_delays_ms[] = {5, 10, 20, 50, 100, 200, 500, 100
 #define MAX_ATTEMPTS	    ARRAY_SIZE(retry_delays_ms)
 #define FOLLOW_UP_WINDOW_MS 8885 /* their sum */
 #define MAX_MODULES	    16
+#define GONE_GRACE_MS	    2000 /* a gone process's queued samples are resolved by then */
 
 struct proc_entry {
 	pid_t pid;
 	bool labelled; /* a module found labels at the last inspection */
 	bool named;    /* named to the scan (-p) */
 	__u8 attempts; /* follow-ups/retries done since the last exec or hint */
-	__u64 due_ns;  /* next inspection, 0: none */
+	bool inspected; /* its modules have looked at its current image */
+	bool gone;     /* an inspection found it gone: ended when due */
+	__u64 due_ns;  /* next inspection (gone: its end), 0: none */
 	void *state[MAX_MODULES];
 };
 
@@ -109,6 +112,20 @@ static struct proc_entry *insert(struct registry *r, pid_t pid, bool *created)
 	return e;
 }
 
+static void schedule(struct registry *r, struct proc_entry *e, unsigned int delay_ms)
+{
+	if (!e->due_ns)
+		r->pending++;
+	e->due_ns = now_ns() + delay_ms * 1000000ull;
+}
+
+static void unschedule(struct registry *r, struct proc_entry *e)
+{
+	if (e->due_ns)
+		r->pending--;
+	e->due_ns = 0;
+}
+
 /* Tells every module that e's image ended; an exit drops the entry. */
 static void end_image(struct registry *r, struct proc_entry *e, enum proc_end how)
 {
@@ -123,8 +140,14 @@ static void end_image(struct registry *r, struct proc_entry *e, enum proc_end ho
 	if (e->labelled)
 		r->stats.labelled--;
 	e->labelled = false;
-	if (how != PROC_END_EXIT)
+	if (how != PROC_END_EXIT) {
+		/* a new image (the pid was found gone before its exec was read: it is not) */
+		if (e->gone)
+			unschedule(r, e);
+		e->gone = false;
+		e->inspected = false;
 		return;
+	}
 	if (e->due_ns)
 		r->pending--;
 	for (i = 0; i < r->nr_mods; i++)
@@ -135,20 +158,6 @@ static void end_image(struct registry *r, struct proc_entry *e, enum proc_end ho
 		*e = r->entries[last];
 		hashmap__renumber(&r->index, hashmap__hash_u64((__u32)e->pid), last, id);
 	}
-}
-
-static void schedule(struct registry *r, struct proc_entry *e, unsigned int delay_ms)
-{
-	if (!e->due_ns)
-		r->pending++;
-	e->due_ns = now_ns() + delay_ms * 1000000ull;
-}
-
-static void unschedule(struct registry *r, struct proc_entry *e)
-{
-	if (e->due_ns)
-		r->pending--;
-	e->due_ns = 0;
 }
 
 static void set_labelled(struct registry *r, struct proc_entry *e, bool labelled)
@@ -209,6 +218,24 @@ struct tls_process *registry__tls(struct proc_view *v, struct tls_diag **diag, i
  * while a process might still load its label library (after exec, after a
  * new executable mapping).
  */
+/*
+ * A process an inspection found gone: its last samples may still be queued
+ * behind the inspection, and its modules' state names them. It ends with
+ * its exit event (which follows them), or GONE_GRACE_MS later.
+ */
+static void set_gone(struct registry *r, struct proc_entry *e)
+{
+	if (!e->inspected) { /* nothing known of it to keep */
+		end_image(r, e, PROC_END_EXIT);
+		return;
+	}
+	if (e->gone)
+		return;
+	e->gone = true;
+	unschedule(r, e);
+	schedule(r, e, GONE_GRACE_MS);
+}
+
 static void inspect(struct registry *r, struct proc_entry *e, enum proc_cause cause)
 {
 	struct view_ctx vc = {.v = {.pid = e->pid,
@@ -231,9 +258,11 @@ static void inspect(struct registry *r, struct proc_entry *e, enum proc_cause ca
 	v->sampled = r->target.samples(r->target.ctx, e->pid);
 	r->stats.resolves++;
 	r->stats.maps_reads++;
+	if (e->gone)
+		return;
 	err = maps__read(e->pid, 0, &v->maps);
 	if (err == -ESRCH) {
-		end_image(r, e, PROC_END_EXIT);
+		set_gone(r, e);
 		return;
 	}
 	if (err) {
@@ -261,9 +290,10 @@ static void inspect(struct registry *r, struct proc_entry *e, enum proc_cause ca
 	tls_process__close(v->tls);
 	maps__free(v->maps);
 	if (ret == -ESRCH) {
-		end_image(r, e, PROC_END_EXIT);
+		set_gone(r, e);
 		return;
 	}
+	e->inspected = true;
 	/* one source found is a recipe: the others' failures do not make it an error */
 	if (failed && !labelled)
 		r->stats.errors++;
@@ -477,7 +507,10 @@ void registry__tick(struct registry *r)
 		if (!e->due_ns || e->due_ns > now)
 			continue;
 		unschedule(r, e);
-		inspect(r, e, PROC_FOLLOW_UP);
+		if (e->gone)
+			end_image(r, e, PROC_END_EXIT);
+		else
+			inspect(r, e, PROC_FOLLOW_UP);
 		/* inspect may have dropped the entry and moved the last one into place i */
 		if (i < r->stats.tracked && r->entries[i].due_ns && r->entries[i].due_ns <= now)
 			i--;
