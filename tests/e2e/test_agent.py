@@ -244,7 +244,10 @@ def metrics(port):
         name, value = line.split()
         name = name.split("{")[0]  # labelprof_build_info{version="..."}
         values[name] = float(value)
-        assert f"# TYPE {name} " in text and f"# HELP {name} " in text, name
+        family = re.sub(r"_(sum|count)$", "", name)
+        if f"# TYPE {family} summary" not in text:
+            family = name
+        assert f"# TYPE {family} " in text and f"# HELP {family} " in text, name
     return values
 
 

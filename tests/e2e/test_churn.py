@@ -2,7 +2,9 @@
 children, and one process that execs back and forth between labelled programs
 (v1 and v0 ABI in turn) and an unlabelled one under the same pid."""
 
+import collections
 import os
+import re
 import subprocess
 import time
 
@@ -104,6 +106,14 @@ def cycle_labels_ok(labels):
     return d[b"cycle"].isdigit() and d[b"abi"] == (b"v0" if int(d[b"cycle"]) % 2 else b"v1")
 
 
+def exec_delays(rec):
+    """record -v's count of execs and their inspection delays, in ms: (n, mean, max)."""
+    m = re.search(r"labelprof: (\d+) execs?, each inspected ([\d.]+) ms after it on average, "
+                  r"([\d.]+) ms at most", rec.stderr)
+    assert m, f"no exec delays in record -v's summary: {rec.describe()}"
+    return int(m[1]), float(m[2]), float(m[3])
+
+
 def check_exec_cycle(request, rec, pid):
     samples = rec.profile.of_pids(pid)
     plain = [s for s in samples if in_function(s, "burn_plain")]
@@ -117,9 +127,17 @@ def check_exec_cycle(request, rec, pid):
     user = [s for s in samples if any(not f.get("kernel") for f in s.get("frames", []))]
     unresolved = [s for s in user
                   if next(f for f in s["frames"] if not f.get("kernel")).get("module") is None]
+    execs, delay_mean, delay_max = exec_delays(rec)
+    missed = collections.Counter()
+    for s in labelled:
+        if s not in right:
+            missed.update({f: s["count"] for f in s.get("flags") or ["none"]})
     measure(request, f"{count(plain)} unlabelled-image samples, {count(right)}/{count(labelled)} "
                      f"labelled-image samples labelled, {count(unresolved)}/{count(user)} "
-                     f"user stacks whose first frame is in no module")
+                     f"user stacks whose first frame is in no module; {execs} execs inspected "
+                     f"{delay_mean:.1f} ms after on average, {delay_max:.1f} ms at most"
+                     + (f"; flags of the labelled images' unlabelled samples: {dict(missed)}"
+                        if missed else ""))
 
     assert count(plain) > 0 and count(labelled) > 0, "no samples in burn_plain/burn_labelled"
     assert not stale, f"the unlabelled program was read with a stale recipe: {stale[:5]}"
@@ -140,7 +158,7 @@ def test_exec_cycle_pid(request, tmp_path):
     argv = [workload("churn"), "exec-cycle", "--cycles", 0, "--burn-us", 100000,
             "--delay-ms", GRACE_MS, "--wait-stdin"]
     with started(argv) as wl:
-        with recording(tmp_path, "-p", wl.pid) as rec:
+        with recording(tmp_path, "-v", "-p", wl.pid) as rec:
             realtime(rec.proc.pid)
             time.sleep(3)
     check_exit(wl)
@@ -151,7 +169,7 @@ def test_exec_cycle_pid(request, tmp_path):
 def test_exec_cycle_command(request, tmp_path):
     argv = [workload("churn"), "exec-cycle", "--cycles", 8, "--burn-us", 100000,
             "--delay-ms", GRACE_MS]
-    with recording(tmp_path, "--", *argv) as rec:
+    with recording(tmp_path, "-v", "--", *argv) as rec:
         realtime(rec.proc.pid)
         assert rec.wait(300), "the churn command did not finish"
     assert rec.returncode == 0, rec.describe()

@@ -101,8 +101,12 @@ static void test_metrics_text(void **state)
 		"process_cpu_seconds_total",
 		"process_resident_memory_bytes",
 	};
-	struct agent_stats st = {
-		.samples = 1234, .export_failure = 7, .export_rejected = 3, .spool_bytes = 99};
+	struct agent_stats st = {.samples = 1234,
+				 .export_failure = 7,
+				 .export_rejected = 3,
+				 .spool_bytes = 99,
+				 .execs = 4,
+				 .exec_delay_sum_ns = 2500000};
 	char buf[8192], small[16], line[128];
 	size_t n = metrics__render(&st, 1.5, 4096, buf, sizeof(buf)), i;
 
@@ -119,6 +123,9 @@ static void test_metrics_text(void **state)
 	assert_non_null(strstr(buf, "\nlabelprof_export_failure_total 7\n"));
 	assert_non_null(strstr(buf, "\nlabelprof_export_rejected_total 3\n"));
 	assert_non_null(strstr(buf, "\nlabelprof_spool_bytes 99\n"));
+	assert_non_null(strstr(buf, "# TYPE labelprof_exec_inspection_delay_seconds summary\n"
+				    "labelprof_exec_inspection_delay_seconds_sum 0.002500\n"
+				    "labelprof_exec_inspection_delay_seconds_count 4\n"));
 	assert_non_null(strstr(buf, "\nprocess_cpu_seconds_total 1.50\n"));
 	assert_non_null(strstr(buf, "\nprocess_resident_memory_bytes 4096\n"));
 	assert_int_equal(buf[n - 1], '\n');

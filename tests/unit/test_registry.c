@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "lib/clock.h"
 #include "proc/maps.h"
 #include "registry/module.h"
 #include "registry/registry.h"
@@ -335,6 +336,51 @@ static void test_follow_ups(void **state)
 	stop_child(child);
 }
 
+static void exec_at(struct registry *r, pid_t pid, __u64 ktime_ns)
+{
+	struct lp_proc_event ev = {.hdr = {LP_EVENT_EXEC, sizeof(ev)},
+				   .ktime_ns = ktime_ns,
+				   .tgid = pid,
+				   .tid = pid};
+
+	registry__handle_record(r, &ev, sizeof(ev));
+}
+
+/*
+ * An exec's delay runs from the exec, or from the start of sampling if that
+ * is later; execs handled before sampling delayed no sample.
+ */
+static void test_exec_delays(void **state)
+{
+	struct registry *r = new_registry();
+	pid_t child = start_child();
+	__u64 before = now_ns(), started, t;
+
+	mlog.answer = PROC_SETTLED;
+	exec_at(r, child, before);
+	assert_int_equal(stats(r).execs, 0);
+	wait_ms(30);
+	started = now_ns();
+	registry__sampling_started(r);
+	/* an exec of long ago counts from the start of sampling */
+	exec_at(r, child, before);
+	t = now_ns();
+	assert_int_equal(stats(r).execs, 1);
+	assert_true(stats(r).exec_delay_max_ns <= t - started);
+	/* one 20 ms ago, after the start of sampling, counts from itself */
+	wait_ms(30);
+	exec_at(r, child, now_ns() - 20000000);
+	assert_int_equal(stats(r).execs, 2);
+	assert_true(stats(r).exec_delay_max_ns >= 20000000);
+	assert_true(stats(r).exec_delay_sum_ns >= stats(r).exec_delay_max_ns);
+	/* a timestamp after the handling (another clock's) is no delay, not a wrap */
+	exec_at(r, child, now_ns() + 1000000000ull);
+	assert_int_equal(stats(r).execs, 3);
+	assert_true(stats(r).exec_delay_max_ns < 1000000000ull);
+	registry__free(r);
+	stop_child(child);
+}
+
 /* A process found by the scan gets follow-ups only if it has just started. */
 static void test_scan_follow_ups(void **state)
 {
@@ -422,6 +468,7 @@ int main(void)
 		cmocka_unit_test(test_exit_and_gone),
 		cmocka_unit_test(test_gone_until_exit),
 		cmocka_unit_test(test_follow_ups),
+		cmocka_unit_test(test_exec_delays),
 		cmocka_unit_test(test_scan_follow_ups),
 		cmocka_unit_test(test_quiet),
 		cmocka_unit_test(test_module_records),

@@ -84,6 +84,13 @@ size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 r
 	metric(&r, "labelprof_process_inspections_total", "counter",
 	       "Processes inspected for labels and unwind mappings (at the start, exec, new code).",
 	       stats__get(&st->process_inspections));
+	put(&r,
+	    "# HELP labelprof_exec_inspection_delay_seconds From a process's exec to its new "
+	    "image's inspection: its samples carry no labels before.\n"
+	    "# TYPE labelprof_exec_inspection_delay_seconds summary\n"
+	    "labelprof_exec_inspection_delay_seconds_sum %.6f\n"
+	    "labelprof_exec_inspection_delay_seconds_count %llu\n",
+	    stats__get(&st->exec_delay_sum_ns) / 1e9, (unsigned long long)stats__get(&st->execs));
 	metric(&r, "labelprof_intervals_total", "counter", "Profiles (intervals) completed.",
 	       stats__get(&st->intervals));
 	metric(&r, "labelprof_export_success_total", "counter",

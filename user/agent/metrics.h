@@ -30,6 +30,8 @@ struct agent_stats {
 	__u64 file_write_failure;
 	__u64 spool_write_failure;
 	__u64 process_inspections;
+	__u64 execs;		 /* and the sum of their delays (registry.h) */
+	__u64 exec_delay_sum_ns;
 	__u64 processes_tracked; /* gauges */
 	__u64 spool_bytes;
 	__u64 spool_intervals;

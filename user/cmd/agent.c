@@ -117,6 +117,9 @@ static void update_stats(struct agent *a)
 	stats__set(&a->stats.null_values, c.null_values);
 	stats__set(&a->stats.processes_tracked, ps.tracked);
 	stats__set(&a->stats.process_inspections, ps.resolves);
+	/* the sum before its count: a scrape never sees a count without its delays */
+	stats__set(&a->stats.exec_delay_sum_ns, ps.exec_delay_sum_ns);
+	stats__set(&a->stats.execs, ps.execs);
 }
 
 static void start_interval(struct agent *a)

@@ -185,6 +185,12 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 			(unsigned long long)ps.resolves, msg__s(ps.resolves),
 			(unsigned long long)ps.retries, (unsigned long long)ps.errors,
 			(unsigned long long)ps.maps_reads, (unsigned long long)ss.maps_reads);
+	if (verbose && ps.execs)
+		fprintf(stderr,
+			"labelprof: %llu exec%s, each inspected %.1f ms after it on average, %.1f ms "
+			"at most\n",
+			(unsigned long long)ps.execs, msg__s(ps.execs),
+			ps.exec_delay_sum_ns / 1e6 / ps.execs, ps.exec_delay_max_ns / 1e6);
 	/* faults are shown as the label read faults are; the rest only on request */
 	if (!sampler__read_py_counters(s->sampler, &py) && (py.faults || (verbose && py.walks)))
 		fprintf(stderr,

@@ -55,6 +55,7 @@ struct registry {
 	struct hashmap index; /* pid -> entries[id] */
 	size_t max;
 	size_t pending; /* entries with a due_ns */
+	__u64 sampling_ns; /* when sampling started (CLOCK_MONOTONIC) */
 	struct registry_stats stats;
 	bool verbose;
 };
@@ -446,6 +447,26 @@ int registry__scan(struct registry *r, const pid_t *pids, size_t count)
 	return 0;
 }
 
+void registry__sampling_started(struct registry *r)
+{
+	r->sampling_ns = now_ns();
+}
+
+/* exec_ns: the exec's CLOCK_MONOTONIC time, taken by BPF */
+static void count_exec_delay(struct registry *r, __u64 exec_ns)
+{
+	__u64 now = now_ns(), from = exec_ns > r->sampling_ns ? exec_ns : r->sampling_ns;
+	__u64 delay = now > from ? now - from : 0;
+
+	if (!r->sampling_ns) /* no sample waited for it */
+		return;
+
+	r->stats.execs++;
+	r->stats.exec_delay_sum_ns += delay;
+	if (delay > r->stats.exec_delay_max_ns)
+		r->stats.exec_delay_max_ns = delay;
+}
+
 void registry__handle_record(struct registry *r, const void *rec, size_t size)
 {
 	const struct lp_event_hdr *h = rec;
@@ -474,6 +495,7 @@ void registry__handle_record(struct registry *r, const void *rec, size_t size)
 		if (e)
 			end_image(r, e, PROC_END_EXEC);
 		inspect_pid(r, ev->tgid, PROC_EXEC);
+		count_exec_delay(r, ev->ktime_ns);
 		break;
 	case LP_EVENT_EXIT:
 		e = lookup(r, ev->tgid);

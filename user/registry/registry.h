@@ -46,6 +46,14 @@ struct registry_stats {
 	__u64 retries;	     /* inspections repeated because a label source was not ready */
 	__u64 errors;	     /* inspections a module failed (unreadable or malformed files, ...) */
 	__u64 maps_reads;    /* memory maps read for inspections: one each */
+	/*
+	 * Execs handled while sampling, and the time from each (or from the
+	 * start of sampling, if later) to its new image's recipe in BPF: the
+	 * samples in between have none, and so no labels. In nanoseconds.
+	 */
+	__u64 execs;
+	__u64 exec_delay_sum_ns;
+	__u64 exec_delay_max_ns;
 };
 
 /* Returns NULL with -errno in *err (-ENOMEM, or a module's). */
@@ -57,6 +65,8 @@ void registry__free(struct registry *r);
  * Processes started less than the follow-ups' span before get them too.
  */
 int registry__scan(struct registry *r, const pid_t *pids, size_t count);
+/* Sampling starts: an exec before it delays no sample's inspection (registry_stats). */
+void registry__sampling_started(struct registry *r);
 /* Handles a record other than a sample: lifecycle, hints, or a module's own. */
 void registry__handle_record(struct registry *r, const void *rec, size_t size);
 /* Runs the inspections that are due (follow-ups). */

@@ -208,8 +208,20 @@ struct session *session__begin(const struct sampler_opts *sampler, const struct 
 	/* what runs already is unwound from the first sample */
 	if (s->unwind)
 		unwind__wait_idle(s->unwind);
+	/*
+	 * The execs and exits since the scan, before the first sample: a process
+	 * that exec'd meanwhile would otherwise be sampled without a recipe until
+	 * the first poll got to its exec.
+	 */
+	ret = sampler__poll(s->sampler, 0);
+	if (ret < 0) {
+		snprintf(err, err_len, "cannot read the ring buffer: %s", strerror(-ret));
+		goto out_close;
+	}
+	registry__tick(s->registry);
 	if (sampler__start(s->sampler, err, err_len))
 		goto out_close;
+	registry__sampling_started(s->registry);
 	return s;
 
 out_close:
