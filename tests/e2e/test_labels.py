@@ -222,6 +222,7 @@ def test_labels_watch():
     with started([workload("demo"), "--threads", 2, "--duration", 60, "--quiet"]) as wl:
         doc = json_of(labelprof("labels", "--json", "--watch=2", wl.pid))
         text = labelprof("labels", "--watch=1", wl.pid)
+        wl.proc.terminate()
     assert doc["pid"] == wl.pid and 1.9 <= doc["seconds"] < 10, doc["seconds"]
     assert doc["reads"] >= 20, doc["reads"]
     labelled = 0
