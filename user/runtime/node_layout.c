@@ -12,14 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include "lib/compiler.h"
 #include "lib/elf.h"
 #include "lib/msg.h"
 #include "proc/maps.h"
 #include "proc/otel_ctx.h"
-#include "proc/root.h"
+#include "runtime/runtime_module.h"
 #include "runtime/node.h"
 
 enum {
@@ -364,6 +363,27 @@ static bool ctx_constant(const struct otel_ctx *ctx, const char *key, __u16 *fie
 	return true;
 }
 
+struct node_binary {
+	int (*read)(const struct elf_file *ef, void *out, char *err, size_t len);
+	void *out;
+	char *err;
+	size_t err_len;
+	const char *path; /* of the file read last */
+};
+
+static bool node_binary_wanted(const struct maps_entry *e, bool first)
+{
+	return first || node_name(e->path);
+}
+
+static int read_node_binary(struct elf_file *ef, const struct maps_entry *e, void *ctx)
+{
+	struct node_binary *b = ctx;
+
+	b->path = e->path;
+	return b->read(ef, b->out, b->err, b->err_len);
+}
+
 /*
  * read(ef, out, err) on pid's executable (whatever its name), then on each
  * mapped file named node, nodejs or libnode.so*, until one is not -ENOENT;
@@ -373,33 +393,10 @@ static int on_node_binary(pid_t pid, const struct maps *maps,
 			  int (*read)(const struct elf_file *ef, void *out, char *err, size_t len),
 			  void *out, char *err, size_t err_len, const char **path)
 {
-	const struct maps_entry *e, *prev = NULL;
-	struct elf_file *ef;
-	int ret = -ENOENT;
-	struct stat st;
-	size_t i;
-	int fd;
+	struct node_binary b = {read, out, err, err_len, NULL};
+	int ret = runtime__each_elf(pid, maps, node_binary_wanted, read_node_binary, &b);
 
-	*path = NULL;
-	for (i = 0; maps && i < maps__count(maps) && ret == -ENOENT; i++) {
-		e = maps__entry(maps, i);
-		if (e->kind != MAPS_FILE || (prev && !node_name(e->path)))
-			continue;
-		/* a file's first mapping; the others are the same file */
-		if (prev && prev->inode == e->inode && prev->dev_major == e->dev_major &&
-		    prev->dev_minor == e->dev_minor)
-			continue;
-		prev = e;
-		fd = proc_root__open_mapped(pid, e, &st);
-		if (fd < 0)
-			continue;
-		ef = elf_file__open_fd(fd, e->path, NULL, 0);
-		ret = ef ? read(ef, out, err, err_len) : -ENOENT;
-		if (ef)
-			elf_file__close(ef);
-		close(fd);
-		*path = e->path;
-	}
+	*path = b.path;
 	return ret;
 }
 

@@ -10,16 +10,13 @@
  * against the interpreters by tests/unit/test_python.c and tests/e2e/test_python.py.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/stat.h>
 
 #include "lib/elf.h"
 #include "proc/maps.h"
-#include "proc/root.h"
+#include "runtime/runtime_module.h"
 #include "runtime/python.h"
 
 struct py_table {
@@ -275,41 +272,42 @@ static bool python_name(const char *path)
 	return !strncmp(base, "python", 6) || !strncmp(base, "libpython", 9);
 }
 
+static bool python_wanted(const struct maps_entry *e, bool first)
+{
+	return python_name(e->path);
+}
+
+struct python_search {
+	struct py_image *img;
+	__u64 *bias;
+	const struct maps_entry **file;
+	char *err;
+	size_t err_len;
+	int failed; /* the last error other than -ENOENT */
+};
+
+static int inspect_python(struct elf_file *ef, const struct maps_entry *e, void *ctx)
+{
+	struct python_search *s = ctx;
+	int r = py_image__inspect(ef, e->path, s->img, s->err, s->err_len);
+
+	if (!r && elf_file__load_bias(ef, e->offset, e->start, s->bias))
+		r = -ENOENT;
+	if (r && r != -ENOENT)
+		s->failed = r;
+	if (r)
+		return -ENOENT; /* another python file may be the one */
+	if (s->file)
+		*s->file = e;
+	return 0;
+}
+
 int py_image__find(pid_t pid, const struct maps *maps, struct py_image *img, __u64 *bias,
 		   const struct maps_entry **file, char *err, size_t err_len)
 {
-	const struct maps_entry *e, *prev = NULL;
-	int ret = -ENOENT, r;
-	struct elf_file *ef;
-	struct stat st;
-	size_t i;
-	int fd;
+	struct python_search s = {img, bias, file, err, err_len, -ENOENT};
 
-	for (i = 0; i < maps__count(maps); i++) {
-		e = maps__entry(maps, i);
-		if (e->kind != MAPS_FILE || !python_name(e->path))
-			continue;
-		/* a file's first mapping; the others are the same file */
-		if (prev && prev->inode == e->inode && prev->dev_major == e->dev_major &&
-		    prev->dev_minor == e->dev_minor)
-			continue;
-		prev = e;
-		fd = proc_root__open_mapped(pid, e, &st);
-		if (fd < 0)
-			continue;
-		ef = elf_file__open_fd(fd, e->path, NULL, 0);
-		r = ef ? py_image__inspect(ef, e->path, img, err, err_len) : -ENOENT;
-		if (!r && elf_file__load_bias(ef, e->offset, e->start, bias))
-			r = -ENOENT;
-		if (ef)
-			elf_file__close(ef);
-		close(fd);
-		if (!r && file)
-			*file = e;
-		if (!r)
-			return 0;
-		if (r != -ENOENT)
-			ret = r;
-	}
-	return ret;
+	if (!runtime__each_elf(pid, maps, python_wanted, inspect_python, &s))
+		return 0;
+	return s.failed;
 }
