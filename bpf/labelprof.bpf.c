@@ -6,9 +6,12 @@
  * one record into the ring buffer. A header per concern:
  *
  *   filter.bpf.h         which processes are sampled
- *   stack_fp.bpf.h       a user stack by its frame records
- *   stack_cfi.bpf.h      a user stack by the CFI rows of userspace's unwind tables
- *   stack_hotspot.bpf.h  the Java frames of a HotSpot JVM's code cache, inside that walk
+ *   stack_walk.bpf.h     the user stack: the dispatcher that asks who owns each frame
+ *   walk.bpf.h           what every walker shares: the walk's state, reads, steps
+ *   stack_native.bpf.h   native frames by the CFI rows of userspace's unwind tables
+ *   stack_hotspot.bpf.h  Java frames in a HotSpot JVM's code cache
+ *   stack_v8.bpf.h       JavaScript frames of V8, among the frames without CFI
+ *   stack_fp.bpf.h       a user stack by its frame records alone (--unwind fp)
  *   stack_python.bpf.h   the Python frames of a thread, after its native ones
  *   labels.bpf.h         a thread's label set: its process's recipe, then each source
  *   labels_custom.bpf.h  custom labels
@@ -19,9 +22,12 @@
  *   maps.bpf.h           what userspace sees through the skeleton: rodata, bss, maps
  *   iter.bpf.h           read_threads, the task iterator of `labelprof labels`
  *   lifecycle.bpf.h      on_exec, on_fork, on_exit: maps kept in step with processes
+ *   core_fixes.bpf.h     the kernel differences bridged by CO-RE
  *
- * labelprof.h is the one header shared with userspace; arch.h holds what
- * differs per architecture.
+ * The steps of the walkers, the Python walk and the label readers are global
+ * functions: the kernel verifies each once, alone, which keeps the load of
+ * on_sample short. labelprof.h is the one header shared with userspace;
+ * arch.h holds what differs per architecture.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -31,67 +37,11 @@
 #include "arch.h"
 #include "maps.bpf.h"
 #include "filter.bpf.h"
-#include "stack_fp.bpf.h"
-#include "stack_cfi.bpf.h"
+#include "stack_walk.bpf.h"
 #include "stack_python.bpf.h"
 #include "labels.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-#if ARCH_USER_CFI_WALK
-struct task_struct___lp {
-	void *utask; /* CONFIG_UPROBES */
-} __attribute__((preserve_access_index));
-
-/*
- * Whether task has uprobes state: its stack may hold uretprobe trampolines,
- * which the kernel's walker replaces with the real return addresses.
- */
-static __always_inline bool uprobes_active(struct task_struct *task)
-{
-	struct task_struct___lp *t = (void *)task;
-
-	return bpf_core_field_exists(t->utask) && t->utask;
-}
-#endif
-
-/*
- * The user stack of the interrupted thread into the record at off; bytes, or < 0.
- * Each walker is a header of its own (stack_*.bpf.h), chosen here.
- */
-static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct task_struct *task,
-				       __u32 task_flags, struct lp_scratch *sc, __u32 off,
-				       const struct lp_recipe *r, __u32 *status)
-{
-	long n;
-#if ARCH_USER_CFI_WALK
-	struct lp_unwind_proc *proc;
-	struct arch_user_regs u;
-	__u32 tgid;
-
-	if (arch_user_regs(ctx, task, task_flags, &u) && !uprobes_active(task)) {
-		if (unwind_mode != LP_UNWIND_FP) {
-			tgid = bpf_get_current_pid_tgid() >> 32;
-			proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
-			if (proc)
-				return walk_user_cfi(sc, off, &u, proc, r, status);
-		}
-#if ARCH_USER_FP_WALK
-		n = walk_user_stack(sc, off, &u);
-		*status |= LP_ST_UNWIND_FP;
-		if (n >= stack_depth * sizeof(__u64))
-			*status |= LP_ST_USTACK_TRUNCATED;
-		return n;
-#endif
-	}
-#endif
-	n = bpf_get_stack(ctx, &sc->rec[off], stack_depth * sizeof(__u64), BPF_F_USER_STACK);
-	if (n > 0)
-		*status |= LP_ST_UNWIND_FP;
-	if (n >= stack_depth * sizeof(__u64))
-		*status |= LP_ST_USTACK_TRUNCATED;
-	return n;
-}
 
 /* A process event about sample s's process, unless one went out less than interval ago. */
 static __always_inline void hint(void *last_sent, __u64 interval, __u32 type,
@@ -167,9 +117,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	} else {
 		/* first: the user stack's walk takes the JVM's layout from it */
 		r = sample_recipe(task, false, flags, sc, s, c);
-		if (user_stacks && off <= sizeof(*s) + LP_MAX_STACK_DEPTH * sizeof(__u64)) {
-			n = user_stack(ctx, task, flags, sc, off, r, &s->status);
-			if (n > 0) {
+		if (user_stacks) {
+			n = user_stack(ctx, sc, r, off);
+			if (n > 0 && n <= LP_MAX_USTACK_WORDS * sizeof(__u64)) {
 				s->ustack_len = n / sizeof(__u64);
 				off += n;
 			} else if (n < 0) {
@@ -177,11 +127,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			}
 		}
 		if (r && r->py.interp_head && user_stacks)
-			walk_python(task, &r->py, sc, s, &off);
+			python_frames(sc, &r->py, s, &off);
 		if (!read_labels)
 			s->status |= LP_ST_LABELS_OFF;
 		else if (r)
-			read_label_set(task, false, r, sc, s, &off, c);
+			off = sample_labels(sc, r, c, off);
 	}
 
 	if (s->status & LP_ST_READ_FAULT)

@@ -24,7 +24,12 @@
 #define LP_MAX_KEY_LEN	   1024
 #define LP_MAX_VALUE_LEN   4096
 #define LP_MAX_LABEL_BYTES 28672
-#define LP_MAX_STACK_DEPTH 127
+#define LP_MAX_STACK_DEPTH 127 /* kernel stacks, and user stacks by bpf_get_stack */
+/*
+ * User stacks walked in BPF: words of native frames and of runtimes' two-word
+ * frames, at least 1024 frames of any kind; Python's frames come after them.
+ */
+#define LP_MAX_USTACK_WORDS 4096
 #define LP_COMM_LEN	   16
 
 /* Which published label form a process exposes (docs/design.md section 1). */
@@ -152,8 +157,10 @@ struct lp_py_ref {
 #define LP_PY_INSTR_MAX	  0x3fffull
 #define LP_PY_CODE_MASK	  ((1ull << LP_PY_INSTR_SHIFT) - 1) /* code address >> 3 */
 #define LP_PY_FRAME_WORDS 2
-#define LP_MAX_PY_FRAMES  96
+#define LP_MAX_PY_FRAMES  1024
 #define LP_MAX_PY_WORDS	  (LP_MAX_PY_FRAMES * LP_PY_FRAME_WORDS)
+/* The words of a record's stacks: kernel, user, then Python's frames. */
+#define LP_MAX_STACK_WORDS (LP_MAX_STACK_DEPTH + LP_MAX_USTACK_WORDS + LP_MAX_PY_WORDS)
 
 /*
  * The second word of a Python frame: its code object's co_qualname and
@@ -414,10 +421,12 @@ struct lp_counters {
 
 /*
  * A sample is built in a per-CPU scratch buffer before it is copied out. The
- * record never exceeds LP_RECORD_MAX; the buffer is twice that so that masked
- * offsets plus a bounded copy always stay inside it (what the verifier needs).
+ * record never exceeds LP_RECORD_MAX, which holds the largest: both stacks
+ * whole and LP_MAX_LABEL_BYTES of labels. The buffer is twice that so that
+ * masked offsets plus a bounded copy always stay inside it (what the verifier
+ * needs).
  */
-#define LP_RECORD_MAX	32768
+#define LP_RECORD_MAX	131072
 #define LP_SCRATCH_SIZE (2 * LP_RECORD_MAX)
 
 /*
@@ -544,6 +553,8 @@ enum lp_filter_mode {
 };
 
 #ifndef __bpf__
+_Static_assert(sizeof(struct lp_sample) + LP_MAX_STACK_WORDS * 8 + LP_MAX_LABEL_BYTES <= LP_RECORD_MAX,
+	       "the largest record fits");
 _Static_assert(sizeof(struct lp_tls_ref) == 48, "lp_tls_ref layout");
 _Static_assert(sizeof(struct lp_go_ref) == 32, "lp_go_ref layout");
 _Static_assert(sizeof(struct lp_py_ref) == 40, "lp_py_ref layout");

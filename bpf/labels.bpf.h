@@ -113,4 +113,19 @@ static __always_inline void read_label_set(struct task_struct *task, bool remote
 		read_go_labels(task, remote, r, sc, s, off);
 }
 
+/*
+ * The sampler's read_label_set: the interrupted thread's label set by its
+ * process's recipe r into the record at off; the record's new end. A
+ * function of its own, verified once.
+ */
+__noinline int sample_labels(struct lp_scratch *sc, const struct lp_recipe *r,
+			     struct lp_counters *c, __u32 off)
+{
+	if (!sc || !r || !c)
+		return off;
+	read_label_set(bpf_get_current_task_btf(), false, r, sc, (struct lp_sample *)sc->rec, &off,
+		       c);
+	return off;
+}
+
 #endif /* LABELPROF_LABELS_BPF_H */

@@ -26,7 +26,7 @@ static long walk_frames(__u32 i, struct lp_scratch **scp)
 	long ret = 0;
 
 	for (k = 0; k < WALK_BATCH; k++) {
-		if (n >= stack_depth || n >= LP_MAX_STACK_DEPTH) {
+		if (n >= ustack_words || n >= LP_MAX_USTACK_WORDS) {
 			ret = 1;
 			break;
 		}
@@ -75,7 +75,7 @@ static __always_inline long walk_user_stack(struct lp_scratch *sc, __u32 off,
 	w->len = 0;
 	w->n = 1;
 	w->at = off;
-	bpf_loop(LP_MAX_STACK_DEPTH, walk_frames, &sc, 0);
+	bpf_loop(LP_MAX_USTACK_WORDS, walk_frames, &sc, 0);
 	return w->n * sizeof(__u64);
 }
 #endif

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * HotSpot frames inside the CFI walk (docs/design.md section 12), x86-64: a
- * pc in the JVM's code cache is the interpreter's (a frame by its FP, the
- * Method* and bcp in its slots), an nmethod's (its frame size from its blob)
- * or a stub's (FP chained, or a frame size). A Java frame is stored as two
- * words in place of its pc (LP_JAVA_TAG); userspace names the method.
- * Included by stack_cfi.bpf.h: it steps the walk's state with its reads.
+ * HotSpot frames (docs/design.md section 12), x86-64: the dispatcher hands
+ * this walker a frame whose pc is in the JVM's code cache (hotspot_owns).
+ * The pc is the interpreter's (a frame by its FP, the Method* and bcp in its
+ * slots), an nmethod's (its frame size from its blob) or a stub's (FP
+ * chained, or a frame size). A Java frame is stored as two words in place
+ * of its pc (LP_JAVA_TAG); userspace names the method.
  */
 #ifndef LABELPROF_STACK_HOTSPOT_BPF_H
 #define LABELPROF_STACK_HOTSPOT_BPF_H
+
+#include "walk.bpf.h"
 
 #if ARCH_JAVA_WALK
 #define SEGMAP_FREE 0xff /* a segment in no block */
@@ -67,19 +69,30 @@ static __always_inline void store_java(struct lp_scratch *sc, struct lp_cwalk *w
 		   LP_JAVA_TAG << 60 | LP_JAVA_SECOND | (w1 & LP_JAVA_ADDR_MASK));
 }
 
+/* Whether the JVM j runs the code at ip. */
+static __always_inline bool hotspot_owns(const struct lp_java_ref *j, __u64 ip)
+{
+	return ip >= j->cc_low && ip < j->cc_high;
+}
+
 /*
  * One step from a frame whose pc is in the code cache: its caller's ip, sp
- * and fp into w. STEP_STUCK where the frame cannot be walked.
+ * and fp into sc->cw. STEP_STUCK where the frame cannot be walked. A
+ * function of its own, verified once.
  */
-static __always_inline enum cfi_step java_step(struct lp_scratch *sc, struct lp_cwalk *w,
-					       const struct lp_java_ref *j,
-					       struct lp_java_counters *jc)
+__noinline int hotspot_step(struct lp_scratch *sc, const struct lp_java_ref *j,
+			    struct lp_java_counters *jc)
 {
-	__u64 pc = w->exact ? w->ip : w->ip - 1, blob, vtable = 0, code_begin, method, bcp;
+	__u64 pc, blob, vtable = 0, code_begin, method, bcp;
 	__u64 sender_sp, fp, ra;
+	struct lp_cwalk *w;
 	__s32 complete, size;
 	__u8 insn;
 
+	if (!sc || !j || !jc)
+		return STEP_STUCK;
+	w = &sc->cw;
+	pc = w->exact ? w->ip : w->ip - 1;
 	if (pc >= j->interp_low && pc < j->interp_high) {
 		/* an interpreter frame: the thread's FP, or the one its callee saved */
 		if (!w->fp || !stack_word(sc, w, w->fp + j->fp_method, &method) ||

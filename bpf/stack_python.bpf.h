@@ -3,14 +3,15 @@
  * The Python frames of the sampled thread (docs/design.md section 11): its
  * PyThreadState, found in its interpreter's list by the thread's id and
  * remembered per thread, then its frame chain, innermost first, appended to
- * the user stack (two words a frame: bpf/labelprof.h). Userspace names the code objects and puts each
+ * the user stack (two words a frame: bpf/labelprof.h) after the walk of its
+ * native frames. Userspace names the code objects and puts each
  * _PyEval_EvalFrameDefault call's frames in place of its native frame.
  */
 #ifndef LABELPROF_STACK_PYTHON_BPF_H
 #define LABELPROF_STACK_PYTHON_BPF_H
 
 #include "maps.bpf.h"
-#include "tls.bpf.h"
+#include "arch.h"
 
 struct pywalk_ctx {
 	struct lp_scratch *sc;
@@ -111,30 +112,33 @@ static long py_frame_step(__u32 i, struct pywalk_ctx *cx)
 }
 
 /*
- * Appends the Python frames of the current thread to the record's user
- * stack (at *off, after its native frames), as py describes its process.
+ * The Python frames of the current thread, as py describes its process, into
+ * the record at off (after its native frames); words stored. A function of
+ * its own, verified once.
  */
-static __always_inline void walk_python(struct task_struct *task, const struct lp_py_ref *py,
-					struct lp_scratch *sc, struct lp_sample *s, __u32 *off)
+__noinline int python_step(struct lp_scratch *sc, const struct lp_py_ref *py,
+			   struct lp_py_counters *pc, __u32 off)
 {
 	struct pywalk_ctx cx = {.sc = sc, .py = py};
-	struct lp_pywalk *w = &sc->pw;
-	struct lp_py_counters *pc;
-	__u32 zero = 0, tid = s->tid, used;
+	struct lp_pywalk *w;
+	struct lp_sample *s;
+	__u32 tid, used;
 	__u64 *cached, interp, frame;
 
-	pc = bpf_map_lookup_elem(&py_counters, &zero);
-	if (!pc)
-		return;
+	if (!sc || !py || !pc)
+		return 0;
+	s = (struct lp_sample *)sc->rec;
+	w = &sc->pw;
+	tid = s->tid;
 	pc->walks++;
 	used = s->ustack_len;
-	if (used >= LP_MAX_STACK_DEPTH + LP_MAX_PY_WORDS)
-		return;
-	w->room = LP_MAX_STACK_DEPTH + LP_MAX_PY_WORDS - used;
-	w->want = py->flags & LP_PY_NATIVE_TID ? tid : arch_thread_pointer(task);
+	if (used >= LP_MAX_USTACK_WORDS + LP_MAX_PY_WORDS)
+		return 0;
+	w->room = LP_MAX_USTACK_WORDS + LP_MAX_PY_WORDS - used;
+	w->want = py->flags & LP_PY_NATIVE_TID ? tid : arch_thread_pointer(bpf_get_current_task_btf());
 	w->fault = 0;
 	w->n = 0;
-	w->at = *off;
+	w->at = off;
 
 	cached = bpf_map_lookup_elem(&py_tstates, &tid);
 	if (!cached || !py_read_tstate(w, py, *cached)) {
@@ -144,7 +148,7 @@ static __always_inline void walk_python(struct task_struct *task, const struct l
 		    bpf_probe_read_user(&w->tstate, sizeof(w->tstate),
 					(void *)(interp + py->threads_head))) {
 			pc->faults++;
-			return;
+			return 0;
 		}
 		if (w->tstate)
 			bpf_loop(LP_PY_MAX_THREADS, py_thread_step, &cx, 0);
@@ -153,7 +157,7 @@ static __always_inline void walk_python(struct task_struct *task, const struct l
 				pc->faults++;
 			else
 				pc->no_thread++;
-			return;
+			return 0;
 		}
 		bpf_map_update_elem(&py_tstates, &tid, &w->tstate, BPF_ANY);
 	}
@@ -161,17 +165,36 @@ static __always_inline void walk_python(struct task_struct *task, const struct l
 	if ((py->flags & LP_PY_CFRAME) && frame &&
 	    bpf_probe_read_user(&frame, sizeof(frame), (void *)(frame + py->cframe_frame))) {
 		pc->faults++;
-		return;
+		return 0;
 	}
 	w->frame = frame;
 	bpf_loop(LP_MAX_PY_FRAMES, py_frame_step, &cx, 0);
-	if (w->fault)
+	if (w->fault) {
 		pc->faults++;
-	else if (w->frame)
+	} else if (w->frame) {
 		pc->truncated++;
+		s->status |= LP_ST_USTACK_TRUNCATED;
+	}
 	pc->frames += w->n;
-	s->ustack_len += w->n * LP_PY_FRAME_WORDS;
-	*off += w->n * LP_PY_FRAME_WORDS * sizeof(__u64);
+	return w->n * LP_PY_FRAME_WORDS;
+}
+
+/* The Python frames of the sampled thread after the record's user stack, which ends at *off. */
+static __always_inline void python_frames(struct lp_scratch *sc, const struct lp_py_ref *py,
+					  struct lp_sample *s, __u32 *off)
+{
+	struct lp_py_counters *pc;
+	__u32 zero = 0;
+	int words;
+
+	pc = bpf_map_lookup_elem(&py_counters, &zero);
+	if (!pc)
+		return;
+	words = python_step(sc, py, pc, *off);
+	if (words <= 0 || words > LP_MAX_PY_WORDS)
+		return;
+	s->ustack_len += words;
+	*off += words * sizeof(__u64);
 }
 
 #endif /* LABELPROF_STACK_PYTHON_BPF_H */

@@ -108,9 +108,17 @@ def show(frames, limit=8):
 
 
 def max_stack():
-    """The kernel's frame limit for stacks (perf_event_max_stack)."""
+    """The kernel's frame limit for stacks (perf_event_max_stack): labelprof's
+    kernel stacks, perf's stacks, and user stacks taken by bpf_get_stack."""
     with open("/proc/sys/kernel/perf_event_max_stack") as f:
         return int(f.read())
+
+
+def max_user_stack():
+    """The words of a user stack that labelprof's walks in BPF store, frame
+    records and CFI alike (LP_MAX_USTACK_WORDS)."""
+    header = (REPO / "bpf" / "labelprof.h").read_text()
+    return int(re.search(r"#define LP_MAX_USTACK_WORDS (\d+)", header).group(1))
 
 
 def count(samples):

@@ -1,8 +1,9 @@
 """User stacks: labelprof (--unwind fp) walks x86-64 frame-pointer chains in BPF and must give
 exactly what the kernel's walker (perf_callchain_user, what bpf_get_stack and
 `perf record -g` use) gives: the interrupted user ip, then the return addresses
-of the frame-record chain, at most kernel.perf_event_max_stack entries; samples
-taken in kernel mode start from the task's saved user registers.
+of the frame-record chain, at most LP_MAX_USTACK_WORDS entries (the kernel's
+walker stops at kernel.perf_event_max_stack; chains are compared up to that);
+samples taken in kernel mode start from the task's saved user registers.
 
 The deepstack workload's threads sit in known leaves under a known number of
 descend() frames. The tests check labelprof's stacks against that shape, below
@@ -17,8 +18,8 @@ import subprocess
 
 import pytest
 
-from conftest import (count, flags_of, in_kernel, load_json, max_stack, measure, names,
-                      record, recording, show, started, user_frames, workload)
+from conftest import (count, flags_of, in_kernel, load_json, max_stack, max_user_stack, measure,
+                      names, record, recording, show, started, user_frames, workload)
 
 DURATION = 3
 SHALLOW = 40
@@ -46,8 +47,8 @@ pytestmark = pytest.mark.skipif(os.uname().machine != "x86_64",
 
 
 def deep_depth():
-    """A depth well beyond the frame limit, whatever it is set to."""
-    return max(DEEP, max_stack() + 100)
+    """A depth well beyond the frame limits, whatever they are set to."""
+    return max(DEEP, max_stack() + 100, max_user_stack() + 100)
 
 
 def deepstack(report, depth, frame_bytes=SMALL_FRAME, threads=2, sys_threads=2,
@@ -151,10 +152,10 @@ def test_exact_chain_below_limit(request, tmp_path, frame_bytes):
 
 
 def test_chain_cut_at_max_stack(request, tmp_path):
-    """Beyond the limit: exactly perf_event_max_stack frames, the leaf and then
-    only descend frames, in user and in kernel mode alike (bpf_get_stack's
-    user stack does not share its budget with the kernel stack)."""
-    limit = max_stack()
+    """Beyond the limit: exactly the user stack limit's frames, the leaf and
+    then only descend frames, in user and in kernel mode alike (the user stack
+    does not share its budget with the kernel stack)."""
+    limit = max_user_stack()
     depth = deep_depth()
     report = tmp_path / "deepstack.json"
     with started(deepstack(report, depth, libc_threads=0)):
@@ -189,7 +190,7 @@ def test_chain_stops_at_unreadable_record(request, tmp_path):
     be read, the stack ends with the last return address read; a readable
     fake record adds its return address; a record pointing to itself repeats
     its return address up to the limit."""
-    limit = max_stack()
+    limit = max_user_stack()
     report = tmp_path / "deepstack.json"
     with started(deepstack(report, SHALLOW, threads=0, sys_threads=0, libc_threads=0,
                            main=False, cut=True)):

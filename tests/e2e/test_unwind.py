@@ -50,8 +50,8 @@ import time
 import pytest
 
 from conftest import (OUTPUT, count, flags_of, in_kernel, labels_of, label_set, load_json,
-                      max_stack, measure, names, record, recording, show, started, user_frames,
-                      workload)
+                      max_stack, max_user_stack, measure, names, record, recording, show, started,
+                      user_frames, workload)
 from test_stacks import (ENTRY, LARGE_FRAME, LEAF, SHALLOW, SMALL_FRAME, check_exact, check_flags,
                          deepstack, thread_kinds)
 
@@ -526,12 +526,15 @@ def run(request, tmp_path_factory):
     binary = workload(v.binary)
     syms = Symbolizer({binary: workload(v.symbols_from)} if v.symbols_from else None)
     tmp_path = tmp_path_factory.mktemp(request.param)
+    argv = [binary]
+    if v.binary.startswith("unwind_c-"):  # its recursion beyond labelprof's limit too
+        argv += ["--depth", str(max_user_stack() + 100)]
     if v.build_id_debug:
         with InstalledDebugFile(binary, workload(v.build_id_debug)):
             # perf reads the debug file while it unwinds: before it goes
-            run = sample_workload(tmp_path, [binary], syms)
+            run = sample_workload(tmp_path, argv, syms)
     else:
-        run = sample_workload(tmp_path, [binary], syms)
+        run = sample_workload(tmp_path, argv, syms)
     run.perf_reads_cfi = not v.split_debug
     return run
 
@@ -647,6 +650,9 @@ def test_same_stacks_as_perf(request, run):
     for tid, funcs in run.perf_whole:
         theirs[run.threads[tid].name][tuple(f.key for f in funcs)] += 1
     for thread, s, funcs in run.stacks():
+        # perf's stacks end at its frame limit, labelprof's go on: their common part
+        if not thread.fits_limit(max_stack()):
+            funcs = funcs[:max_stack()]
         if thread.name in theirs:
             ours[thread.name][tuple(f.key for f in funcs)] += s["count"]
     describe = {}
@@ -677,7 +683,7 @@ def test_same_stacks_as_perf(request, run):
 def test_truncation_flagged(request, run):
     """A walk that stops short says so, one that reaches the entry does not; the
     recursion's stacks are the frame limit's worth of its innermost frames."""
-    limit = max_stack()
+    limit = max_user_stack()
     flagged_complete, unflagged_short, deep_wrong = [], [], []
     lengths = collections.Counter()
     for thread, s, funcs in run.stacks():

@@ -77,7 +77,7 @@ struct profile {
 	unsigned char *enc; /* a label set's canonical encoding being built */
 	size_t cap_enc;
 	/* a record's stacks with its runtime frames put in place (resolver.frames) */
-	__u64 ips[LP_MAX_STACK_DEPTH * 2 + LP_MAX_PY_WORDS];
+	__u64 ips[LP_MAX_STACK_WORDS];
 	size_t bytes;
 	__u32 empty_lset, empty_stack;
 	struct profile_stats st;
@@ -551,7 +551,7 @@ int profile__add_sample(struct profile *p, const void *rec, size_t size)
 	}
 	/* a runtime's frames, among the native ones (not an address: the top bits are set) */
 	if (p->resolver.frames && tagged && sk.klen <= LP_MAX_STACK_DEPTH &&
-	    sk.ulen <= LP_MAX_STACK_DEPTH + LP_MAX_PY_WORDS) {
+	    sk.ulen <= LP_MAX_USTACK_WORDS + LP_MAX_PY_WORDS) {
 		memcpy(p->ips, sk.ips, (sk.klen + sk.ulen) * sizeof(__u64));
 		sk.ulen = p->resolver.frames(p->resolver.ctx, h.tgid, p->ips + sk.klen, sk.ulen,
 					     ARRAY_SIZE(p->ips) - sk.klen);

@@ -204,7 +204,7 @@ static size_t name_frame(struct runtime_module *m, struct hs_proc *p, pid_t pid,
 /* BPF stored each Java frame as two words in place of its pc: its tokens instead. */
 static size_t hs_frames(void *mod, void *state, pid_t pid, __u64 *ips, size_t n, size_t cap)
 {
-	__u64 out[LP_MAX_STACK_DEPTH * 2 + LP_MAX_PY_WORDS], now = now_ns();
+	__u64 out[LP_MAX_STACK_WORDS], now = now_ns();
 	struct hs_proc *p = state;
 	size_t i, k = 0;
 

@@ -156,7 +156,7 @@ static bool in_eval(const struct py_proc *p, __u64 ip)
 static size_t py_frames(void *mod, void *state, pid_t pid, __u64 *ips, size_t n, size_t cap)
 {
 	/* (a Python frame's two words, or a native frame and 0) */
-	__u64 out[LP_MAX_STACK_DEPTH + LP_MAX_PY_FRAMES][2], now = now_ns();
+	__u64 out[LP_MAX_USTACK_WORDS + LP_MAX_PY_FRAMES][2], now = now_ns();
 	struct py_proc *p = state;
 	size_t native = 0, py, k = 0, i;
 

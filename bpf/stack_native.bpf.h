@@ -1,29 +1,18 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The user stack by the CFI rows userspace derived for the process's objects
- * (docs/design.md section 9), frame pointers where an object has none.
+ * Native frames: a step by the CFI rows userspace derived for the process's
+ * objects (docs/design.md section 9); STEP_FP where an object has none.
  */
-#ifndef LABELPROF_STACK_CFI_BPF_H
-#define LABELPROF_STACK_CFI_BPF_H
+#ifndef LABELPROF_STACK_NATIVE_BPF_H
+#define LABELPROF_STACK_NATIVE_BPF_H
 
-#include "maps.bpf.h"
-#include "arch.h"
+#include "walk.bpf.h"
 
 #if ARCH_USER_CFI_WALK
 /* Steps of the bounded binary searches: 2^steps entries at most. */
 #define MAPS_SEARCH_STEPS  8  /* LP_UNWIND_MAX_MAPS */
 #define FENCE_SEARCH_STEPS 24 /* pages of one object */
 #define PAGE_SEARCH_STEPS  9  /* LP_UNWIND_PAGE_ROWS */
-
-struct cwalk_ctx {
-	struct lp_scratch *sc;
-	struct lp_unwind_proc *proc;
-	struct lp_unwind_counters *uc;
-	const struct lp_java_ref *java; /* the process's JVM; NULL: none */
-	struct lp_java_counters *jc;
-	const struct lp_v8_ref *v8; /* the process's V8; NULL: none */
-	struct lp_v8_counters *vc;
-};
 
 /* Reads a search bound back from map memory (struct lp_cwalk). */
 #define SEARCH_BOUND(x) (*(volatile __u32 *)&(x))
@@ -125,90 +114,24 @@ static __always_inline bool find_row(struct lp_cwalk *w, __u32 pc, struct lp_unw
 }
 
 /*
- * The word of user stack at addr, through the copy in sc->stack: a read
- * near the interrupted stack pointer copies the rest of its page, so that
- * the frames above are mostly read from the copy (see USTACK_CHUNK).
- * False where the read fails.
+ * The step of a native frame, by the rows of proc's objects: the caller's
+ * registers into sc->cw. A function of its own, verified once.
  */
-static __always_inline bool stack_word(struct lp_scratch *sc, struct lp_cwalk *w, __u64 addr,
-				       __u64 *word)
+__noinline int native_step(struct lp_scratch *sc, struct lp_unwind_proc *proc,
+			   struct lp_unwind_counters *uc)
 {
-	__u64 rel = addr - w->slo, len;
-
-	if (addr < w->slo || rel > w->slen || w->slen - rel < sizeof(__u64)) {
-		if (arch_user_unmapped(addr))
-			return false;
-		len = sizeof(__u64);
-		if (addr >= w->sp0 && addr - w->sp0 < USTACK_NEAR) {
-			len = USTACK_CHUNK - (addr & (USTACK_CHUNK - 1));
-			if (len < sizeof(__u64)) /* the word straddles two pages */
-				len = sizeof(__u64);
-		}
-		if (bpf_probe_read_user(sc->stack, len, (void *)addr))
-			return false;
-		w->slo = addr;
-		w->slen = len;
-		rel = 0;
-	}
-	rel &= USTACK_CHUNK - 1; /* no-op: rel <= slen - 8 */
-	*word = WORD(&sc->stack[rel]);
-	return true;
-}
-
-/* One frame-pointer step: from the frame record at fp; false at the chain's end or a fault. */
-static __always_inline bool fp_step(struct lp_scratch *sc, struct lp_cwalk *w)
-{
-	__u64 next, ra;
-
-	if (!w->fp || !stack_word(sc, w, w->fp, &next) || !stack_word(sc, w, w->fp + 8, &ra))
-		return false;
-	w->sp = w->fp + 16;
-	w->sp_lost = !ARCH_FP_STEP_SP;
-	w->fp = next;
-	w->ip = arch_return_address(ra);
-	w->status |= LP_ST_UNWIND_FP;
-	return true;
-}
-
-/* The result of one CFI step. */
-enum cfi_step {
-	STEP_OK,
-	STEP_END,   /* the outermost frame: a whole stack */
-	STEP_STUCK, /* no way further: a truncated stack */
-	STEP_FP,    /* no CFI here: frame pointers, if the mode allows */
-};
-
-/*
- * The frame at w->n - 1 (stored as its pc) becomes a runtime's two-word
- * frame; past the depth limit the first word alone is kept.
- */
-static __always_inline void store_pair(struct lp_scratch *sc, struct lp_cwalk *w, __u64 first,
-				       __u64 second)
-{
-	__u32 at = w->at + (w->n - 1) * sizeof(__u64);
-
-	*(__u64 *)&sc->rec[at & REC_MASK] = first;
-	if (w->n >= stack_depth || w->n >= LP_MAX_STACK_DEPTH)
-		return;
-	*(__u64 *)&sc->rec[(at + sizeof(__u64)) & REC_MASK] = second;
-	w->n++;
-}
-
-/* Java and JavaScript frames step between the CFI steps, with the same reads of the stack */
-#include "stack_hotspot.bpf.h"
-#include "stack_v8.bpf.h"
-
-static __always_inline enum cfi_step cfi_step(struct lp_scratch *sc, struct lp_cwalk *w,
-					      struct lp_unwind_proc *proc,
-					      struct lp_unwind_counters *uc)
-{
-	__u64 pc_ip = w->exact ? w->ip : w->ip - 1, cfa, ra, regs[7];
+	struct lp_cwalk *w;
+	__u64 pc_ip, cfa, ra, regs[7];
 	struct lp_unwind_mapping *m;
 	struct lp_unwind_object *obj;
 	struct lp_unwind_row row;
 	__u32 rule, key, pc;
 	__s32 fp_off;
 
+	if (!sc || !proc || !uc)
+		return STEP_STUCK;
+	w = &sc->cw;
+	pc_ip = w->exact ? w->ip : w->ip - 1;
 	if (pc_ip < w->map.start || pc_ip >= w->map.end) {
 		m = find_mapping(w, proc, pc_ip);
 		if (!m)
@@ -326,101 +249,6 @@ static __always_inline enum cfi_step cfi_step(struct lp_scratch *sc, struct lp_c
 	return STEP_OK;
 }
 
-/* One frame of the CFI walk, by bpf_loop: unwinds the frame at w->ip and stores its caller. */
-static long walk_cfi_frame(__u32 i, struct cwalk_ctx *cx)
-{
-	struct lp_scratch *sc = cx->sc;
-	struct lp_cwalk *w = &sc->cw;
-	enum cfi_step r;
-
-	if (w->n >= stack_depth || w->n >= LP_MAX_STACK_DEPTH) {
-		w->status |= LP_ST_USTACK_TRUNCATED;
-		return 1;
-	}
-#if ARCH_JAVA_WALK
-	if (cx->java && cx->jc && w->ip >= cx->java->cc_low && w->ip < cx->java->cc_high)
-		r = java_step(sc, w, cx->java, cx->jc);
-	else
-#endif
-		r = cfi_step(sc, w, cx->proc, cx->uc);
-	if (r == STEP_FP) {
-		if (cx->v8 && cx->vc && unwind_mode != LP_UNWIND_CFI)
-			v8_frame(sc, w, cx->v8, cx->vc);
-		if (unwind_mode == LP_UNWIND_CFI) {
-			r = STEP_STUCK;
-		} else if (fp_step(sc, w)) {
-			w->exact = 0;
-			cx->uc->fp_frames++;
-			r = STEP_OK;
-		} else if (!w->fp && w->n > 1) {
-			/*
-			 * The frame-pointer chain ends as the FP walk's does; not at
-			 * the leaf, whose code may use FP as any other register.
-			 */
-			r = STEP_END;
-		} else {
-			r = STEP_STUCK;
-		}
-	}
-	if (r == STEP_STUCK)
-		w->status |= LP_ST_USTACK_TRUNCATED;
-	if (r != STEP_OK || !w->ip)
-		return 1;
-	*(__u64 *)&sc->rec[(w->at + w->n * sizeof(__u64)) & REC_MASK] = w->ip;
-	w->n++;
-	return 0;
-}
-
-/*
- * The user stack from u by the CFI rows of proc's objects (frame pointers
- * where an object has none, the JVM's layouts in its code cache, by the
- * recipe r if any) into the record at off; bytes written. Status
- * bits for the sample go to *status.
- */
-static __always_inline long walk_user_cfi(struct lp_scratch *sc, __u32 off,
-					  const struct arch_user_regs *u,
-					  struct lp_unwind_proc *proc, const struct lp_recipe *r,
-					  __u32 *status)
-{
-	struct lp_cwalk *w = &sc->cw;
-	struct cwalk_ctx cx = {.sc = sc, .proc = proc};
-	__u32 zero = 0;
-
-	cx.uc = bpf_map_lookup_elem(&unwind_counters, &zero);
-	if (!cx.uc)
-		return 0;
-	if (r && r->java.cc_low) {
-		cx.java = &r->java;
-		cx.jc = bpf_map_lookup_elem(&java_counters, &zero);
-	}
-	if (r && r->v8.js_function_first) {
-		cx.v8 = &r->v8;
-		cx.vc = bpf_map_lookup_elem(&v8_counters, &zero);
-	}
-	*(__u64 *)&sc->rec[off & REC_MASK] = u->ip;
-	w->ip = u->ip;
-	w->sp = u->sp;
-	w->fp = u->fp;
-	w->lr = arch_return_address(u->lr);
-	w->n = 1;
-	w->at = off;
-	w->status = 0;
-	w->exact = 1;
-	w->object = 0;
-	w->map.end = 0;
-	w->row_hi = 0;
-	w->slen = 0;
-	w->sp0 = u->sp;
-	w->sp_lost = 0;
-	bpf_loop(LP_MAX_STACK_DEPTH, walk_cfi_frame, &cx, 0);
-	/* a stack that is its leaf alone was still the CFI walker's */
-	if (!(w->status & (LP_ST_UNWIND_CFI | LP_ST_UNWIND_FP)))
-		w->status |= LP_ST_UNWIND_CFI;
-	if (w->status & LP_ST_USTACK_TRUNCATED)
-		cx.uc->truncated++;
-	*status |= w->status;
-	return w->n * sizeof(__u64);
-}
 #endif
 
-#endif /* LABELPROF_STACK_CFI_BPF_H */
+#endif /* LABELPROF_STACK_NATIVE_BPF_H */
