@@ -8,11 +8,11 @@
  *
  * Level i runs in level_{i % 10}, so a frame missing or out of order shows in
  * the names. Every call into a level that is a multiple of BRIDGE goes through
- * Array.prototype.map, a builtin calling back into JavaScript: V8's native
- * frames stand between the two levels. The main thread never returns to the
- * event loop while it burns: a worker thread reads stdin and, at its end,
- * tells the burn to stop through shared memory. Says "deeprec.js: ready" on
- * stderr once the burn runs.
+ * Array.prototype.map, a builtin (V8's own machine code) calling back into
+ * JavaScript: its frame stands between the two levels. The main thread never
+ * returns to the event loop while it burns: a worker thread reads stdin and,
+ * at its end, tells the burn to stop through shared memory. Says
+ * "deeprec.js: ready" on stderr once the burn runs.
  *
  *   node deeprec.js DEPTH [BRIDGE]   (BRIDGE: 100 by default)
  */
