@@ -224,6 +224,20 @@ $(WL_DIR)/unwind_dlopen: $(UW_DIR)/gcc/unwind_dlopen.o $(UW_DIR)/gcc/common.o $(
 
 WL_BINS += $(WL_DIR)/unwind_dlopen
 
+# deeprec: a recursion of exactly DEPTH frames (tests/e2e/test_deep.py), built
+# without frame pointers (walked by CFI) and with them (walked by frame records);
+# never sanitized, like the unwind workloads: a sanitizer's frames are not the
+# recursion's.
+DR_FLAGS := -O2 -g -D_GNU_SOURCE $(UW_WARNINGS) $(UW_FLAGS_gcc) -I$(WL_SRC)
+DR_FLAGS_cfi := -fomit-frame-pointer
+DR_FLAGS_fp := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+
+$(WL_DIR)/deeprec-%: $(WL_SRC)/deeprec.c $(WL_SRC)/common.c $(WL_SRC)/workload.h | $(WL_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(DR_FLAGS) $(DR_FLAGS_$*) $(filter %.c,$^) -lpthread -o $@
+
+WL_BINS += $(WL_DIR)/deeprec-cfi $(WL_DIR)/deeprec-fp
+
 # pyembed: CPython embedded in a C program, Debian's libpython (python3-embed's
 # flags, asked for only when it is built).
 WL_PY_CFLAGS = $(shell $(PKG_CONFIG) --cflags python3-embed)
@@ -240,9 +254,11 @@ $(eval $(call j_jar,$(WL_LABELBURN),$(WL_SRC)/java/LabelBurn.java))
 WL_BINS += $(WL_LABELBURN)
 
 # jburn: the Java ground truth of Java frames (tests/workloads/java), labelled
-# through java/; its native method (a JNI up-call) in libjburn.so.
+# through java/; its native method (a JNI up-call) in libjburn.so. DeepRec (deep
+# stacks through reflection) is compiled with it.
 WL_JAVA := $(WL_DIR)/java
-$(WL_JAVA)/JBurn.class: $(addprefix $(WL_SRC)/java/,JBurn.java ChurnTarget.java JDeep.java) \
+$(WL_JAVA)/JBurn.class: $(addprefix $(WL_SRC)/java/,JBurn.java ChurnTarget.java JDeep.java \
+		DeepRec.java) \
 		$(J_JAR) | $(WL_DIR)
 	$(call msg,JAVAC,$@)
 	$(Q)$(JAVAC) $(JAVAC_FLAGS) -cp $(J_JAR) -d $(WL_JAVA) $(filter %.java,$^)
