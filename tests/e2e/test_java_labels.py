@@ -1,4 +1,4 @@
-"""Labels from Java code (java/, dev.labelprof.customlabels; README "Java").
+"""Labels from Java code (java/, dev.labelprof.customlabels; docs/java.md).
 
 The library's own test (java/test/CustomLabelsTest.java) checks what
 libcustomlabels publishes on each thread: scopes, nesting, errors, tasks on
@@ -10,8 +10,8 @@ in between, pool threads in burnPool under their own labels after each task.
 A sample's function is its innermost user frame, named by the JVM's own map of
 its compiled code (/tmp/perf-PID.map, written at exit), and must carry exactly
 that function's labels; each function's share of the samples must match its
-share of the CPU time the workload measured. The README's Java examples compile
-and run."""
+share of the CPU time the workload measured. The Java examples of docs/java.md
+compile and run."""
 
 import os
 import pathlib
@@ -57,15 +57,15 @@ def test_library():
     assert "WARNING" not in proc.stderr, proc.stderr
 
 
-# The README's Java examples as the body of a method whose parameters are the names
+# docs/java.md's examples as the body of a method whose parameters are the names
 # they use; handle() notes the labels each request ran with.
-README_HARNESS = """
+GUIDE_HARNESS = """
 import dev.labelprof.customlabels.*;
 import java.util.*;
 import java.util.concurrent.*;
 {imports}
 
-public final class ReadmeJava {{
+public final class GuideJava {{
     static final List<Map<String, String>> SEEN = new ArrayList<>();
 
     static void handle(Object request) {{
@@ -87,22 +87,21 @@ public final class ReadmeJava {{
 """
 
 
-def test_readme_examples(tmp_path):
-    """The README's Java examples compile against the library and run."""
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("\n## Java\n", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```java\n(.*?)```", section, re.S)
-    assert blocks, "no Java example in the README's Java section"
+def test_guide_examples(tmp_path):
+    """docs/java.md's examples compile against the library and run."""
+    guide = (REPO / "docs/java.md").read_text()
+    blocks = re.findall(r"```java\n(.*?)```", guide, re.S)
+    assert blocks, "no Java example in docs/java.md"
     lines = "".join(blocks).splitlines()
-    src = tmp_path / "ReadmeJava.java"
-    src.write_text(README_HARNESS.format(
+    src = tmp_path / "GuideJava.java"
+    src.write_text(GUIDE_HARNESS.format(
         imports="\n".join(x for x in lines if x.startswith("import ")),
         body="\n".join(x for x in lines if not x.startswith("import "))))
     jar = classpath(OUTPUT / "lib/customlabels.jar")
     for argv in ([jdk_tool("javac"), "--release", "17", "-cp", jar, "-d", tmp_path, src],
                  # the library named by the property, not found on the library path
                  [jdk_tool("java"), f"-Ddev.labelprof.customlabels.lib={OUTPUT / 'lib'}"
-                  "/libcustomlabels-jni.so", "-cp", f"{jar}:{tmp_path}", "ReadmeJava"]):
+                  "/libcustomlabels-jni.so", "-cp", f"{jar}:{tmp_path}", "GuideJava"]):
         proc = subprocess.run([str(a) for a in argv], stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -257,8 +257,7 @@ WL_BINS += $(WL_LABELBURN)
 # through java/; its native method (a JNI up-call) in libjburn.so. DeepRec (deep
 # stacks through reflection) is compiled with it.
 WL_JAVA := $(WL_DIR)/java
-$(WL_JAVA)/JBurn.class: $(addprefix $(WL_SRC)/java/,JBurn.java ChurnTarget.java JDeep.java \
-		DeepRec.java) \
+$(WL_JAVA)/JBurn.class: $(addprefix $(WL_SRC)/java/,JBurn.java ChurnTarget.java DeepRec.java) \
 		$(J_JAR) | $(WL_DIR)
 	$(call msg,JAVAC,$@)
 	$(Q)$(JAVAC) $(JAVAC_FLAGS) -cp $(J_JAR) -d $(WL_JAVA) $(filter %.java,$^)
@@ -269,6 +268,13 @@ $(WL_JAVA)/libjburn.so: $(WL_SRC)/java/jburn.c | $(WL_DIR)
 	$(Q)$(CC) $(WL_CFLAGS) -fPIC -shared $(JNI_INCLUDES) $(LDFLAGS) $< -o $@
 
 WL_BINS += $(WL_JAVA)/JBurn.class $(WL_JAVA)/libjburn.so
+
+# jdeep: a Java stack of a given depth, for the java_stacks section of `make bench`.
+$(WL_JAVA)/JDeep.class: $(WL_SRC)/java/JDeep.java | $(WL_DIR)
+	$(call msg,JAVAC,$@)
+	$(Q)$(JAVAC) $(JAVAC_FLAGS) -d $(WL_JAVA) $<
+
+BENCH_BINS += $(WL_JAVA)/JDeep.class
 
 # nodectx: the process context of the Node.js test app (tests/workloads/node), preloaded;
 # libcustomlabels linked in with none of its symbols exported.
