@@ -21,8 +21,9 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARNINGS) -fno-omit-frame-pointer -D_GNU_SOUR
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_HDRS := $(wildcard user/*/*.h) bpf/labelprof.h tests/fuzz/build.mk tests/fuzz/roundtrip.h
 
-# The containers every target's sources may use (lib/array.h, lib/hashmap.h).
-FUZZ_LIB_SRCS := user/lib/array.c user/lib/hashmap.c
+# What every target's sources may use: the containers (lib/array.h, lib/hashmap.h) and
+# the frame kinds' table (lib/frame_kind.h).
+FUZZ_LIB_SRCS := user/lib/array.c user/lib/hashmap.c user/lib/frame_kind.c
 FUZZ_SRCS_fuzz_elf := user/lib/elf.c user/lib/msg.c user/proc/tls_file.c user/proc/tls_arch.c user/proc/root.c \
 	user/proc/golang.c
 FUZZ_SRCS_fuzz_maps := user/proc/maps.c

@@ -64,16 +64,16 @@ static inline void fixture_sample(struct symprof *sp, __u32 pid, __u32 tid, __u3
  * location.
  */
 static inline __u32 fixture_runtime_stack(struct symprof *sp, const struct fixture_ids *ids,
-					  __u32 locs[SP_FRAME_JS + 1])
+					  __u32 locs[FRAME_JS + 1])
 {
 	static const char *const names[] = {
-		[SP_FRAME_PYTHON] = "burn", [SP_FRAME_JAVA] = "Burn.spin", [SP_FRAME_JS] = "spin"};
-	static const char *const files[] = {[SP_FRAME_PYTHON] = "/srv/pyburn.py",
-					    [SP_FRAME_JAVA] = "Burn.java",
-					    [SP_FRAME_JS] = "/srv/burn.js"};
-	__u32 frames[SP_FRAME_JS + 1], kind;
+		[FRAME_PYTHON] = "burn", [FRAME_JAVA] = "Burn.spin", [FRAME_JS] = "spin"};
+	static const char *const files[] = {[FRAME_PYTHON] = "/srv/pyburn.py",
+					    [FRAME_JAVA] = "Burn.java",
+					    [FRAME_JS] = "/srv/burn.js"};
+	__u32 frames[FRAME_JS + 1], kind;
 
-	for (kind = SP_FRAME_PYTHON; kind <= SP_FRAME_JS; kind++) {
+	for (kind = FRAME_PYTHON; kind <= FRAME_JS; kind++) {
 		struct sp_function fn = {.name = symprof__cstring(sp, names[kind]),
 					 .file = symprof__cstring(sp, files[kind])};
 		struct sp_line line = {.function = symprof__function(sp, &fn), .line = 10 + kind};
@@ -82,10 +82,10 @@ static inline __u32 fixture_runtime_stack(struct symprof *sp, const struct fixtu
 					  .module_offset = SP_UNKNOWN,
 					  .function_offset = SP_UNKNOWN};
 
-		locs[kind] = frames[SP_FRAME_JS - kind] = symprof__location(sp, &loc, &line, 1);
+		locs[kind] = frames[FRAME_JS - kind] = symprof__location(sp, &loc, &line, 1);
 	}
-	frames[SP_FRAME_JS] = ids->loc_main;
-	return symprof__stack(sp, frames, SP_FRAME_JS + 1);
+	frames[FRAME_JS] = ids->loc_main;
+	return symprof__stack(sp, frames, FRAME_JS + 1);
 }
 
 /* Fills an empty sp with the shared tables; libc_file is the library's file name. */

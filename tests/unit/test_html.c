@@ -340,7 +340,7 @@ static void test_html_python(void **state)
 	struct sp_function burn = {.name = symprof__cstring(sp, "burn"),
 				   .file = symprof__cstring(sp, "pyburn.py")};
 	struct sp_line line = {.function = symprof__function(sp, &burn), .line = 7};
-	struct sp_location loc = {.kind = SP_FRAME_PYTHON,
+	struct sp_location loc = {.kind = FRAME_PYTHON,
 				  .address = 0xb000000000000001ull,
 				  .module_offset = SP_UNKNOWN,
 				  .function_offset = SP_UNKNOWN};
@@ -376,14 +376,14 @@ static void test_html_python(void **state)
 static void test_html_runtime_kinds(void **state)
 {
 	static const char *const names[] = {
-		[SP_FRAME_PYTHON] = "burn", [SP_FRAME_JAVA] = "Burn.spin", [SP_FRAME_JS] = "spin"};
+		[FRAME_PYTHON] = "burn", [FRAME_JAVA] = "Burn.spin", [FRAME_JS] = "spin"};
 	struct symprof *sp = symprof__new();
 	struct sp_sample s = {.pid = 1, .tid = 1, .count = 2};
-	__u32 locs[SP_FRAME_JS], kind;
+	__u32 locs[FRAME_JS], kind;
 	size_t len;
 	char *page, *out;
 
-	for (kind = SP_FRAME_PYTHON; kind <= SP_FRAME_JS; kind++) {
+	for (kind = FRAME_PYTHON; kind <= FRAME_JS; kind++) {
 		struct sp_line line = {.function = function(sp, symprof__cstring(sp, names[kind]))};
 		struct sp_location loc = {.kind = kind,
 					  .address = 0xb000000000000000ull + kind,
@@ -392,7 +392,7 @@ static void test_html_runtime_kinds(void **state)
 
 		locs[kind - 1] = symprof__location(sp, &loc, &line, 1);
 	}
-	s.stack = symprof__stack(sp, locs, SP_FRAME_JS);
+	s.stack = symprof__stack(sp, locs, FRAME_JS);
 	assert_int_equal(symprof__add_sample(sp, &s), 0);
 	page = html(sp, &len);
 	out = python(blob(page), "S = d['strings']\n"

@@ -779,7 +779,7 @@ static void test_round_trip(void **state)
 			      .status = LP_ST_LABELS_READ | (1u << 17) | PROFILE_ST_DROPPED |
 					LP_ST_UNWIND_CFI | LP_ST_UNWIND_FP | LP_ST_USTACK_TRUNCATED,
 			      .count = 5};
-	__u32 stack[4], runtime[SP_FRAME_JS], kind;
+	__u32 stack[4], runtime[FRAME_JS], kind;
 	char *doc, *doc2, err[256];
 	size_t len, len2;
 
@@ -815,7 +815,7 @@ static void test_round_trip(void **state)
 		.pid = 7, .tid = 7, .stack = symprof__stack(a, stack + 1, 2), .count = 2};
 	assert_int_equal(symprof__add_sample(a, &s), 0);
 	/* a frame of each runtime's kind: no mapping, a token for an address */
-	for (kind = SP_FRAME_PYTHON; kind <= SP_FRAME_JS; kind++) {
+	for (kind = FRAME_PYTHON; kind <= FRAME_JS; kind++) {
 		loc = (struct sp_location){.kind = kind,
 					   .address = 0xb000000000000000ull + kind,
 					   .module_offset = SP_UNKNOWN,
@@ -823,7 +823,7 @@ static void test_round_trip(void **state)
 		runtime[kind - 1] = symprof__location(a, &loc, &lines[kind - 1], 1);
 	}
 	s = (struct sp_sample){
-		.pid = 7, .tid = 7, .stack = symprof__stack(a, runtime, SP_FRAME_JS), .count = 3};
+		.pid = 7, .tid = 7, .stack = symprof__stack(a, runtime, FRAME_JS), .count = 3};
 	assert_int_equal(symprof__add_sample(a, &s), 0);
 	assert_int_equal(symprof__set_process(a, &proc), 0);
 	assert_int_equal(symprof__error(a), 0);

@@ -855,13 +855,13 @@ static void test_runtime_frames(void **state)
 {
 	static const struct {
 		const char *function, *type;
-	} want[] = {[SP_FRAME_NATIVE] = {"main", "native"},
-		    [SP_FRAME_PYTHON] = {"burn", "cpython"},
-		    [SP_FRAME_JAVA] = {"Burn.spin", "jvm"},
-		    [SP_FRAME_JS] = {"spin", "v8js"}};
+	} want[] = {[FRAME_NATIVE] = {"main", "native"},
+		    [FRAME_PYTHON] = {"burn", "cpython"},
+		    [FRAME_JAVA] = {"Burn.spin", "jvm"},
+		    [FRAME_JS] = {"spin", "v8js"}};
 	struct symprof *sp = symprof__new(), *back;
 	struct fixture_ids ids;
-	__u32 locs[SP_FRAME_JS + 1], kind;
+	__u32 locs[FRAME_JS + 1], kind;
 	const otlp_dictionary *d;
 	otlp_request *req;
 	unsigned char *buf;

@@ -370,7 +370,7 @@ static void test_python_frames(void **state)
 	struct symprof *sp = build(&ids), *back;
 	struct sp_function fn = {.name = S(sp, "burn"), .file = S(sp, "/srv/pyburn.py")};
 	struct sp_line line = {.function = symprof__function(sp, &fn), .line = 7};
-	struct sp_location loc = {.kind = SP_FRAME_PYTHON,
+	struct sp_location loc = {.kind = FRAME_PYTHON,
 				  .address = 0xb000000000000002ull,
 				  .module_offset = SP_UNKNOWN,
 				  .function_offset = SP_UNKNOWN};
@@ -405,7 +405,7 @@ static void test_python_frames(void **state)
 	assert_int_equal(p->location[ids.loc_main - 1]->mapping_id, ids.exe);
 
 	back = read_pprof(gz, gz_len);
-	assert_int_equal(back->locations[frames[0]].kind, SP_FRAME_PYTHON);
+	assert_int_equal(back->locations[frames[0]].kind, FRAME_PYTHON);
 	assert_false(back->locations[frames[0]].kernel);
 	assert_int_equal(back->locations[frames[0]].mapping, 0);
 	want = describe(sp);
@@ -427,10 +427,10 @@ static void test_python_frames(void **state)
 static void test_runtime_frames(void **state)
 {
 	static const char *const names[] = {
-		[SP_FRAME_PYTHON] = "[python]", [SP_FRAME_JAVA] = "[java]", [SP_FRAME_JS] = "[js]"};
+		[FRAME_PYTHON] = "[python]", [FRAME_JAVA] = "[java]", [FRAME_JS] = "[js]"};
 	struct fixture_ids ids;
 	struct symprof *sp = build(&ids), *back;
-	__u32 locs[SP_FRAME_JS + 1], kind;
+	__u32 locs[FRAME_JS + 1], kind;
 	unsigned char *gz, *raw;
 	size_t gz_len, raw_len;
 	char *want, *got;
@@ -444,7 +444,7 @@ static void test_runtime_frames(void **state)
 	/* the file's mappings, then one per runtime */
 	assert_int_equal(p->n_mapping, sp->mapping_count - 1 + 3);
 	back = read_pprof(gz, gz_len);
-	for (kind = SP_FRAME_PYTHON; kind <= SP_FRAME_JS; kind++) {
+	for (kind = FRAME_PYTHON; kind <= FRAME_JS; kind++) {
 		const Perftools__Profiles__Location *pl = p->location[locs[kind] - 1];
 		const Perftools__Profiles__Mapping *pm;
 

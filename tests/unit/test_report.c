@@ -155,18 +155,18 @@ static void test_report_processes_and_key_order(void **state)
  */
 static void test_runtime_frame_marks(void **state)
 {
-	static const char *const names[] = {[SP_FRAME_NATIVE] = "main",
-					    [SP_FRAME_PYTHON] = "burn",
-					    [SP_FRAME_JAVA] = "Burn.spin",
-					    [SP_FRAME_JS] = "spin"};
+	static const char *const names[] = {[FRAME_NATIVE] = "main",
+					    [FRAME_PYTHON] = "burn",
+					    [FRAME_JAVA] = "Burn.spin",
+					    [FRAME_JS] = "spin"};
 	struct symprof *sp = symprof__new();
 	struct sp_sample s = {.pid = 1, .tid = 1, .comm = S(sp, "node"), .count = 4};
-	__u32 locs[SP_FRAME_JS + 1], kind;
+	__u32 locs[FRAME_JS + 1], kind;
 	char *text, *folded = NULL;
 	size_t len;
 	FILE *f;
 
-	for (kind = SP_FRAME_NATIVE; kind <= SP_FRAME_JS; kind++) {
+	for (kind = FRAME_NATIVE; kind <= FRAME_JS; kind++) {
 		struct sp_function fn = {.name = S(sp, names[kind])};
 		struct sp_line line = {.function = symprof__function(sp, &fn)};
 		struct sp_location loc = {.kind = kind,
@@ -175,9 +175,9 @@ static void test_runtime_frame_marks(void **state)
 					  .function_offset = SP_UNKNOWN};
 
 		/* leaf first: the JavaScript frame, main last */
-		locs[SP_FRAME_JS - kind] = symprof__location(sp, &loc, &line, 1);
+		locs[FRAME_JS - kind] = symprof__location(sp, &loc, &line, 1);
 	}
-	s.stack = symprof__stack(sp, locs, SP_FRAME_JS + 1);
+	s.stack = symprof__stack(sp, locs, FRAME_JS + 1);
 	assert_int_equal(symprof__add_sample(sp, &s), 0);
 
 	text = report(sp, 0);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "lib/compiler.h"
+#include "lib/frame_kind.h"
 #include "lib/hex.h"
 #include "format/fmt.h"
 #include "format/input.h"
@@ -374,11 +375,6 @@ static int read_inlined(struct jp *p, size_t *n)
 	return r;
 }
 
-static bool sp_string_is_python(const unsigned char *s, size_t len)
-{
-	return len == 6 && !memcmp(s, "python", 6);
-}
-
 enum frame_key {
 	F_ADDRESS,
 	F_KERNEL,
@@ -417,6 +413,7 @@ static int read_frame(struct jp *p, __u32 *id)
 	struct sp_function fn = {};
 	bool first = true, has_module = false, has_function = false, has_symbol = false;
 	bool has_file = false;
+	enum frame_kind kind;
 	size_t at, n = 0;
 	__u32 line = 0;
 	__u64 seen = 0;
@@ -467,14 +464,10 @@ static int read_frame(struct jp *p, __u32 *id)
 			r = read_inlined(p, &n);
 			break;
 		case F_KIND:
-			/* "python", "java", "js", or a kind this version does not know: native */
+			/* a kind this version does not know: native */
 			r = json__string(&p->j);
-			if (!r && sp_string_is_python(p->j.str, p->j.str_len))
-				loc.kind = SP_FRAME_PYTHON;
-			else if (!r && p->j.str_len == 4 && !memcmp(p->j.str, "java", 4))
-				loc.kind = SP_FRAME_JAVA;
-			else if (!r && p->j.str_len == 2 && !memcmp(p->j.str, "js", 2))
-				loc.kind = SP_FRAME_JS;
+			if (!r && frame_kind__by_json(p->j.str, p->j.str_len, &kind))
+				loc.kind = kind;
 			break;
 		default:
 			r = json__skip(&p->j);

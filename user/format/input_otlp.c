@@ -21,6 +21,7 @@
 #include "format/input.h"
 #include "format/otlp.h"
 #include "format/pb.h"
+#include "lib/frame_kind.h"
 #include "profile/symprof.h"
 
 enum attr_kind {
@@ -46,7 +47,7 @@ struct reader {
 	__u32 *strings, *mappings, *functions, *locations, *stacks;
 	struct attr *attrs;
 	bool *loc_kernel, *mapping_kernel;
-	__u32 *loc_kind; /* enum sp_frame_kind, by profile.frame.type ("cpython", "jvm", "v8js") */
+	__u32 *loc_kind; /* enum frame_kind, by profile.frame.type */
 	/* scratch */
 	unsigned char *buf;
 	size_t buf_cap;
@@ -328,12 +329,13 @@ static __u32 build_id(struct reader *r, const otlp_mapping *m)
 }
 
 /*
- * Which locations are kernel frames (or Python's): profile.frame.type says so, or without
- * it the mapping is the kernel's. A mapping is the kernel's if a kernel frame
- * is in it.
+ * Which locations are kernel frames (or a runtime's): profile.frame.type says so (a type
+ * this version does not know: native), or without it the mapping is the kernel's. A
+ * mapping is the kernel's if a kernel frame is in it.
  */
 static void kernel_flags(struct reader *r)
 {
+	enum frame_kind kind;
 	const char *type;
 	size_t i;
 
@@ -345,11 +347,10 @@ static void kernel_flags(struct reader *r)
 		type = attr_string(r, l->attribute_indices, l->n_attribute_indices,
 				   OTLP_FRAME_TYPE);
 		if (type) {
-			r->loc_kernel[i] = !strcmp(type, "kernel");
-			r->loc_kind[i] = !strcmp(type, "cpython") ? SP_FRAME_PYTHON
-					 : !strcmp(type, "jvm")	  ? SP_FRAME_JAVA
-					 : !strcmp(type, "v8js")  ? SP_FRAME_JS
-								  : SP_FRAME_NATIVE;
+			if (!frame_kind__by_otlp_frame_type(type, strlen(type), &kind))
+				kind = FRAME_NATIVE;
+			r->loc_kernel[i] = kind == FRAME_KERNEL;
+			r->loc_kind[i] = frame_kind__known(kind);
 		} else {
 			r->loc_kernel[i] =
 				m && !strcmp(str(r, m->filename_strindex), "[kernel.kallsyms]");

@@ -5,7 +5,7 @@
  * every reference (string indices, ids) and maps the profile back: string
  * escapes undone (pb.h), the numeric pid/tid labels and the comm/thread_name
  * labels a labelprof profile declares back into sample fields, the frames on
- * the OUTPUT_PPROF_PYTHON mapping into Python frames, the sample count from
+ * a runtime's mapping into that runtime's frames, the sample count from
  * samples/count (or the CPU time over the period).
  */
 #include <errno.h>
@@ -18,6 +18,7 @@
 #include "format/input.h"
 #include "format/output.h"
 #include "format/pb.h"
+#include "lib/frame_kind.h"
 #include "profile/symprof.h"
 #include "pprof/profile.pb-c.h"
 
@@ -50,9 +51,7 @@ struct reader {
 	struct id_map mappings, functions, locations;
 	bool comm_label, thread_name_label; /* declared by the extra-labels comment */
 	__u64 no_stack_fn;		    /* id of the OUTPUT_PPROF_NO_STACK function; 0: none */
-	__u64 python_mapping;		    /* id of the OUTPUT_PPROF_PYTHON mapping; 0: none */
-	__u64 java_mapping;		    /* id of the OUTPUT_PPROF_JAVA mapping; 0: none */
-	__u64 js_mapping;		    /* id of the OUTPUT_PPROF_JS mapping; 0: none */
+	__u64 runtime_mapping[FRAME_KINDS]; /* by kind, id of its pprof_mapping; 0: none */
 	unsigned char *buf;		    /* scratch: unescaped bytes */
 	size_t buf_cap;
 	__u32 *frames;
@@ -189,6 +188,8 @@ static int read_mappings(struct reader *r)
 			.file_offset = pm->file_offset,
 			.kernel = pm->memory_start >= KERNEL_HALF || pm->memory_limit > KERNEL_HALF,
 		};
+		const struct sp_string *file;
+		enum frame_kind kind;
 		__u32 bid;
 
 		err = str(r, pm->filename, "mapping filename", &m.file)
@@ -196,19 +197,11 @@ static int read_mappings(struct reader *r)
 		if (err)
 			return err;
 		m.build_id = build_id(r, bid);
-		/* the writer's mappings of Python, Java and JS frames: kept out of the tables */
-		if (!r->python_mapping && pm->id && str_is(r, m.file, OUTPUT_PPROF_PYTHON)) {
-			r->python_mapping = pm->id;
-			r->mappings.e[r->mappings.n++] = (struct id_entry){pm->id, 0};
-			continue;
-		}
-		if (!r->java_mapping && pm->id && str_is(r, m.file, OUTPUT_PPROF_JAVA)) {
-			r->java_mapping = pm->id;
-			r->mappings.e[r->mappings.n++] = (struct id_entry){pm->id, 0};
-			continue;
-		}
-		if (!r->js_mapping && pm->id && str_is(r, m.file, OUTPUT_PPROF_JS)) {
-			r->js_mapping = pm->id;
+		/* the writer's mapping of a runtime's frames: kept out of the tables */
+		file = symprof__str(r->sp, m.file);
+		if (pm->id && frame_kind__by_pprof_mapping(file->bytes, file->len, &kind) &&
+		    !r->runtime_mapping[kind]) {
+			r->runtime_mapping[kind] = pm->id;
 			r->mappings.e[r->mappings.n++] = (struct id_entry){pm->id, 0};
 			continue;
 		}
@@ -260,6 +253,20 @@ static __u64 module_offset(const struct sp_mapping *m, __u64 address)
 	return address - m->start + m->file_offset;
 }
 
+/* The kind whose runtime mapping id is: true and *kind, else false. */
+static bool runtime_of_mapping(const struct reader *r, __u64 id, enum frame_kind *kind)
+{
+	int k;
+
+	for (k = 0; id && k < FRAME_KINDS; k++) {
+		if (r->runtime_mapping[k] == id) {
+			*kind = k;
+			return true;
+		}
+	}
+	return false;
+}
+
 static int read_location(struct reader *r, const pb_location *pl, __u32 *id)
 {
 	struct sp_location loc = {
@@ -268,6 +275,7 @@ static int read_location(struct reader *r, const pb_location *pl, __u32 *id)
 		.module_offset = SP_UNKNOWN,
 		.function_offset = SP_UNKNOWN,
 	};
+	enum frame_kind kind;
 	size_t i;
 	int err;
 
@@ -276,15 +284,9 @@ static int read_location(struct reader *r, const pb_location *pl, __u32 *id)
 		*id = 0; /* the frame of a frameless sample */
 		return 0;
 	}
-	if (pl->mapping_id && pl->mapping_id == r->python_mapping) {
+	if (runtime_of_mapping(r, pl->mapping_id, &kind)) {
 		loc.kernel = false;
-		loc.kind = SP_FRAME_PYTHON;
-	} else if (pl->mapping_id && pl->mapping_id == r->java_mapping) {
-		loc.kernel = false;
-		loc.kind = SP_FRAME_JAVA;
-	} else if (pl->mapping_id && pl->mapping_id == r->js_mapping) {
-		loc.kernel = false;
-		loc.kind = SP_FRAME_JS;
+		loc.kind = kind;
 	} else if (pl->mapping_id) {
 		if (!id_map__find(&r->mappings, pl->mapping_id, &loc.mapping))
 			return fail(r,

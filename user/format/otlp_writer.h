@@ -15,6 +15,7 @@
 #include <linux/types.h>
 
 #include "format/otlp.h"
+#include "lib/frame_kind.h"
 
 struct symprof;
 
@@ -58,9 +59,9 @@ struct writer {
 	struct set_info *sets;
 	__u32 *set_attrs;
 	size_t set_attrs_len, set_attrs_cap;
-	__u32 kernel_mapping; /* for kernel frames in no mapping; 0: not made yet */
-	__u32 frame_type[5];  /* profile.frame.type "native", "kernel", "cpython", "jvm", "v8js" */
-	unsigned char *buf;   /* scratch: escaped strings and encodings */
+	__u32 kernel_mapping;	       /* for kernel frames in no mapping; 0: not made yet */
+	__u32 frame_type[FRAME_KINDS]; /* by kind, its profile.frame.type; 0: not made yet */
+	unsigned char *buf;	       /* scratch: escaped strings and encodings */
 	size_t buf_cap;
 	int err; /* sticky: every step returns 0 once it is set */
 };

@@ -134,11 +134,11 @@ int output__write_report(FILE *f, const struct symprof *sp, const struct output_
  * A sample without frames gets one location (address 0, no mapping) in the
  * function OUTPUT_PPROF_NO_STACK: Go tools drop samples without locations.
  *
- * Python frames are on one mapping of their own, OUTPUT_PPROF_PYTHON (Java
- * frames likewise on OUTPUT_PPROF_JAVA, JavaScript's on OUTPUT_PPROF_JS), over
- * the range of their addresses (tokens, not addresses): a pseudo path that
- * tools show as the frames' binary and never symbolize, as the kernel's; a
- * reader takes the frames on it back as Python frames without a mapping.
+ * A runtime's frames are on one mapping of their own, named by the frame kind's
+ * pprof_mapping (lib/frame_kind.h), over the range of their addresses (tokens,
+ * not addresses): a pseudo path that tools show as the frames' binary and never
+ * symbolize, as the kernel's; a reader takes the frames on it back as that
+ * runtime's frames without a mapping.
  *
  * Not carried: sample status, pids/tids/thread names unless chosen, process
  * executables, counters (a comment sums them up), module_offset (readers
@@ -156,9 +156,6 @@ int output__write_report(FILE *f, const struct symprof *sp, const struct output_
  */
 #define OUTPUT_PPROF_EXTRA_LABELS "labelprof extra labels: "
 #define OUTPUT_PPROF_NO_STACK	  "[no stack]"
-#define OUTPUT_PPROF_PYTHON	  "[python]"
-#define OUTPUT_PPROF_JAVA	  "[java]"
-#define OUTPUT_PPROF_JS		  "[js]"
 int output__write_pprof(FILE *f, const struct symprof *sp, const struct output_opts *opts);
 
 /*
@@ -179,7 +176,8 @@ int output__write_pprof(FILE *f, const struct symprof *sp, const struct output_o
  * string attributes; extra labels: tid as thread.id (int), thread_name as
  * thread.name (OpenTelemetry semantic conventions); pid and comm are the
  * resource's already. A custom label with the same key wins over an extra one.
- * Locations carry profile.frame.type ("kernel" or "native"); kernel frames in
+ * Locations carry profile.frame.type (their frame kind's otlp_frame_type,
+ * lib/frame_kind.h: "native", "kernel" or a runtime's); kernel frames in
  * no mapping get a "[kernel.kallsyms]" mapping; build ids are the mapping
  * attribute process.executable.build_id.gnu in lowercase hex; lines are
  * innermost inlined function first.

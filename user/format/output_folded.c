@@ -11,6 +11,7 @@
 
 #include "format/output.h"
 #include "lib/array.h"
+#include "lib/frame_kind.h"
 #include "profile/profile.h"
 #include "format/labelfold.h"
 #include "profile/symprof.h"
@@ -119,21 +120,14 @@ static int put_unknown(struct folded *w, const struct sp_location *loc)
 static int put_location(struct folded *w, __u32 id)
 {
 	const struct sp_location *loc = &w->sp->locations[id];
+	const char *mark = frame_kinds[frame_kind__of(loc->kernel, loc->kind)].folded;
 	__u32 i;
 	int err = 0;
 
 	if (!loc->line_count) {
 		err = put_str(w, ";");
 		err = err ?: put_unknown(w, loc);
-		if (!err && loc->kernel)
-			err = put_str(w, "_[k]");
-		else if (!err && loc->kind == SP_FRAME_PYTHON)
-			err = put_str(w, "_[py]");
-		else if (!err && loc->kind == SP_FRAME_JAVA)
-			err = put_str(w, "_[j]");
-		else if (!err && loc->kind == SP_FRAME_JS)
-			err = put_str(w, "_[js]");
-		return err;
+		return err ?: put_str(w, mark);
 	}
 	for (i = loc->line_count; i-- > 0 && !err;) {
 		const struct sp_line *l = &w->sp->lines[loc->first_line + i];
@@ -145,14 +139,8 @@ static int put_location(struct folded *w, __u32 id)
 			err = put_escaped(w, name->bytes, name->len, false);
 		else if (!err)
 			err = put_unknown(w, loc);
-		if (!err && loc->kernel)
-			err = put_str(w, "_[k]");
-		else if (!err && loc->kind == SP_FRAME_PYTHON)
-			err = put_str(w, "_[py]");
-		else if (!err && loc->kind == SP_FRAME_JAVA)
-			err = put_str(w, "_[j]");
-		else if (!err && loc->kind == SP_FRAME_JS)
-			err = put_str(w, "_[js]");
+		if (!err)
+			err = put_str(w, mark);
 	}
 	return err;
 }

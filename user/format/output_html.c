@@ -9,9 +9,10 @@
  *                                        (resource attributes)
  *    "locs":[[module,kind,name...]...],  by location id; names root-most
  *                                        first (the function, then what is
- *                                        inlined into it); kind 0 user,
- *                                        1 kernel, 2 python; with no function
- *                                        [module,kind,"0xOFF"]
+ *                                        inlined into it); kind: the
+ *                                        frame kind's (lib/frame_kind.h),
+ *                                        which flamegraph.js knows too; with
+ *                                        no function [module,kind,"0xOFF"]
  *    "srcs":[[file,line...]...],         by location id: the source file
  *                                        and line of each name of "locs",
  *                                        in its order (0: unknown)
@@ -39,11 +40,9 @@
 #include "html_assets.h"
 #include "format/labelfold.h"
 #include "format/output.h"
+#include "lib/frame_kind.h"
 #include "profile/profile.h"
 #include "profile/symprof.h"
-
-/* Page kinds of a frame (flamegraph.js knows them too). */
-enum { KIND_USER, KIND_KERNEL, KIND_PYTHON, KIND_JAVA = 6, KIND_JS }; /* 3-5: the page's own */
 
 struct html {
 	FILE *f;
@@ -132,12 +131,8 @@ static void put_locations(struct html *h)
 		const struct sp_location *loc = &sp->locations[i];
 		const struct sp_mapping *m = &sp->mappings[loc->mapping];
 
-		fprintf(h->f, "%s[%" PRIu32 ",%d", i ? "," : "", page_string(h, m->file),
-			loc->kernel		       ? KIND_KERNEL
-			: loc->kind == SP_FRAME_PYTHON ? KIND_PYTHON
-			: loc->kind == SP_FRAME_JAVA   ? KIND_JAVA
-			: loc->kind == SP_FRAME_JS     ? KIND_JS
-						       : KIND_USER);
+		fprintf(h->f, "%s[%" PRIu32 ",%u", i ? "," : "", page_string(h, m->file),
+			frame_kinds[frame_kind__of(loc->kernel, loc->kind)].html_kind);
 		/* lines[] is innermost first: the page wants the caller first. */
 		for (j = loc->line_count; j-- > 0;) {
 			const struct sp_line *l = &sp->lines[loc->first_line + j];

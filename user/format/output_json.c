@@ -11,6 +11,7 @@
 
 #include "format/fmt.h"
 #include "format/output.h"
+#include "lib/frame_kind.h"
 #include "profile/profile.h"
 #include "profile/symprof.h"
 
@@ -63,18 +64,18 @@ static void put_frame(FILE *f, const struct symprof *sp, __u32 location, bool fi
 	const struct sp_mapping *m = &sp->mappings[loc->mapping];
 	const struct sp_line *lines = sp->lines + loc->first_line;
 	const struct sp_string *build_id = symprof__str(sp, m->build_id);
+	const char *kind = frame_kinds[frame_kind__known(loc->kind)].json;
 	__u32 i;
 
 	fprintf(f, "%s{\"address\":\"0x%" PRIx64 "\",\"kernel\":%s,\"module\":", first ? "" : ",",
 		(uint64_t)loc->address, loc->kernel ? "true" : "false");
 	put_string(f, sp, m->file);
-	/* native frames say nothing: only an interpreter's are told apart */
-	if (loc->kind == SP_FRAME_PYTHON)
-		fputs_unlocked(",\"kind\":\"python\"", f);
-	else if (loc->kind == SP_FRAME_JAVA)
-		fputs_unlocked(",\"kind\":\"java\"", f);
-	else if (loc->kind == SP_FRAME_JS)
-		fputs_unlocked(",\"kind\":\"js\"", f);
+	/* native frames say nothing: only a runtime's are told apart */
+	if (kind) {
+		fputs_unlocked(",\"kind\":\"", f);
+		fputs_unlocked(kind, f);
+		putc_unlocked('"', f);
+	}
 	putc_unlocked(',', f);
 	put_position(f, sp, loc->line_count ? &lines[loc->line_count - 1] : NULL);
 	if (loc->function_offset != SP_UNKNOWN)

@@ -15,6 +15,7 @@
 #include "format/otlp_writer.h"
 #include "format/output.h"
 #include "format/pb.h"
+#include "lib/frame_kind.h"
 #include "profile/symprof.h"
 
 static const ProtobufCMessageDescriptor *const table_descriptors[TAB_COUNT] = {
@@ -285,20 +286,16 @@ static __u32 function_index(struct writer *w, __u32 id)
 	return w->function_idx[id] = table_add(w, &w->tab[TAB_FUNCTION], MSG(pf));
 }
 
-/* OpenTelemetry's profile.frame.type: kernel, native, or a runtime's ("cpython", "jvm", "v8js") */
+/* OpenTelemetry's profile.frame.type: the frame kind's */
 static __u32 frame_type_attribute(struct writer *w, const struct sp_location *l)
 {
-	unsigned int k = l->kernel		      ? 1
-			 : l->kind == SP_FRAME_PYTHON ? 2
-			 : l->kind == SP_FRAME_JAVA   ? 3
-			 : l->kind == SP_FRAME_JS     ? 4
-						      : 0;
-	static const char *const types[] = {"native", "kernel", "cpython", "jvm", "v8js"};
+	enum frame_kind k = frame_kind__of(l->kernel, l->kind);
+	const char *type = frame_kinds[k].otlp_frame_type;
 
 	if (!w->frame_type[k])
 		w->frame_type[k] =
 			otlp_writer__attribute(w, otlp_writer__cstring(w, OTLP_FRAME_TYPE),
-					       otlp_writer__string_value(w, types[k], strlen(types[k])));
+					       otlp_writer__string_value(w, type, strlen(type)));
 	return w->frame_type[k];
 }
 

@@ -18,6 +18,7 @@
 #include "format/fmt.h"
 #include "format/output.h"
 #include "format/pb.h"
+#include "lib/frame_kind.h"
 #include "profile/symprof.h"
 #include "pprof/profile.pb-c.h"
 
@@ -111,14 +112,16 @@ static int64_t clamp_s64(__u64 v)
 }
 
 /*
- * The profile's mapping id of a location: Python, Java and JavaScript frames
- * are on mappings of their own (runtime, by kind; 0: none).
+ * The profile's mapping id of a location: a runtime's frames are on a
+ * mapping of their own (runtime, by kind; 0: none).
  */
 static __u32 location_mapping(const struct symprof *sp, const __u32 *runtime,
 			      const struct sp_location *loc)
 {
-	if (loc->kind == SP_FRAME_PYTHON || loc->kind == SP_FRAME_JAVA || loc->kind == SP_FRAME_JS)
-		return runtime[loc->kind];
+	enum frame_kind kind = frame_kind__known(loc->kind);
+
+	if (frame_kinds[kind].pprof_mapping)
+		return runtime[kind];
 	return loc->mapping < sp->mapping_count ? loc->mapping : 0;
 }
 
@@ -359,7 +362,7 @@ static int write_gzipped(FILE *f, const pb_profile *p)
 
 struct tables {
 	pb_mapping *mappings, **mapping_ptrs;
-	__u32 runtime_mapping[SP_FRAME_JS + 1]; /* the mapping id of a runtime's frames, by kind */
+	__u32 runtime_mapping[FRAME_KINDS]; /* the mapping id of a runtime's frames, by kind */
 	pb_function *functions, **function_ptrs;
 	pb_line *lines, **line_ptrs;
 	pb_location *locations, **location_ptrs;
@@ -394,11 +397,11 @@ static int tables__alloc_sp(struct tables *t, const struct symprof *sp)
 {
 	/*
 	 * Tables with a zero entry have room for their n - 1 entries and one
-	 * more: add_no_stack's function and location; mappings for three more,
-	 * the Python, Java and JavaScript ones
+	 * more: add_no_stack's function and location; mappings for one more
+	 * per frame kind at most, its runtime's
 	 */
-	t->mappings = calloc(sp->mapping_count + 2, sizeof(*t->mappings));
-	t->mapping_ptrs = calloc(sp->mapping_count + 2, sizeof(*t->mapping_ptrs));
+	t->mappings = calloc(sp->mapping_count - 1 + FRAME_KINDS, sizeof(*t->mappings));
+	t->mapping_ptrs = calloc(sp->mapping_count - 1 + FRAME_KINDS, sizeof(*t->mapping_ptrs));
 	t->functions = calloc(sp->function_count, sizeof(*t->functions));
 	t->function_ptrs = calloc(sp->function_count, sizeof(*t->function_ptrs));
 	t->lines = calloc(sp->line_count + 1, sizeof(*t->lines));
@@ -414,11 +417,10 @@ static int tables__alloc_sp(struct tables *t, const struct symprof *sp)
 
 /*
  * The mapping of a runtime's frames (kind), the next id, when there are
- * any: name (OUTPUT_PPROF_PYTHON, _JAVA, _JS) over the range of their addresses
- * (tokens).
+ * any: the kind's pprof_mapping over the range of their addresses (tokens).
  */
-static void add_runtime_mapping(struct writer *w, struct tables *t, pb_profile *p, __u32 kind,
-				const char *name)
+static void add_runtime_mapping(struct writer *w, struct tables *t, pb_profile *p,
+				enum frame_kind kind)
 {
 	const struct symprof *sp = w->sp;
 	pb_mapping *pm = &t->mappings[p->n_mapping];
@@ -439,7 +441,7 @@ static void add_runtime_mapping(struct writer *w, struct tables *t, pb_profile *
 	pm->id = p->n_mapping + 1;
 	pm->memory_start = start;
 	pm->memory_limit = last == UINT64_MAX ? last : last + 1;
-	pm->filename = put_cstring(w, name);
+	pm->filename = put_cstring(w, frame_kinds[kind].pprof_mapping);
 	t->runtime_mapping[kind] = pm->id;
 	t->mapping_ptrs[p->n_mapping++] = pm;
 }
@@ -448,6 +450,7 @@ static void add_runtime_mapping(struct writer *w, struct tables *t, pb_profile *
 static void fill_tables(struct writer *w, struct tables *t, pb_profile *p)
 {
 	const struct symprof *sp = w->sp;
+	enum frame_kind kind;
 	size_t i;
 
 	for (i = 1; i < sp->mapping_count; i++) {
@@ -464,9 +467,9 @@ static void fill_tables(struct writer *w, struct tables *t, pb_profile *p)
 		t->mapping_ptrs[i - 1] = pm;
 	}
 	p->n_mapping = sp->mapping_count - 1;
-	add_runtime_mapping(w, t, p, SP_FRAME_PYTHON, OUTPUT_PPROF_PYTHON);
-	add_runtime_mapping(w, t, p, SP_FRAME_JAVA, OUTPUT_PPROF_JAVA);
-	add_runtime_mapping(w, t, p, SP_FRAME_JS, OUTPUT_PPROF_JS);
+	for (kind = 0; kind < FRAME_KINDS; kind++)
+		if (frame_kinds[kind].pprof_mapping)
+			add_runtime_mapping(w, t, p, kind);
 	mapping_flags(sp, t->runtime_mapping, t->mappings);
 	p->mapping = t->mapping_ptrs;
 	for (i = 1; i < sp->function_count; i++) {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "format/fmt.h"
 #include "lib/array.h"
+#include "lib/frame_kind.h"
 #include "format/labelfold.h"
 #include "format/output.h"
 #include "profile/symprof.h"
@@ -490,12 +491,7 @@ static char *stack_text(const struct symprof *sp, const struct sp_range *stack)
 			fmt__text_bytes(f, name->bytes, name->len, NULL, SIZE_MAX);
 		else
 			fputs("[unknown]", f);
-		fputs(loc->kernel		     ? " [k]"
-		      : loc->kind == SP_FRAME_PYTHON ? " [py]"
-		      : loc->kind == SP_FRAME_JAVA   ? " [java]"
-		      : loc->kind == SP_FRAME_JS     ? " [js]"
-						     : "",
-		      f);
+		fputs(frame_kinds[frame_kind__of(loc->kernel, loc->kind)].report, f);
 	}
 	if (stack->count > STACK_FRAMES)
 		fputs(" < ...", f);

@@ -25,6 +25,7 @@
 #include <linux/types.h>
 
 #include "labelprof.h"
+#include "lib/frame_kind.h"
 
 struct profile;
 struct symbolizer;
@@ -58,18 +59,10 @@ struct sp_line {
 	__u32 column;	/* 0: unknown */
 };
 
-/* The code a location runs: native (kernel when sp_location.kernel) or an interpreter's. */
-enum sp_frame_kind {
-	SP_FRAME_NATIVE = 0,
-	SP_FRAME_PYTHON = 1, /* a Python function: address is a token, not an address */
-	SP_FRAME_JAVA = 2,   /* a Java method: likewise */
-	SP_FRAME_JS = 3,     /* a JavaScript function: likewise */
-};
-
 struct sp_location {
 	__u32 mapping; /* 0: in no known mapping */
 	bool kernel;
-	__u32 kind; /* enum sp_frame_kind */
+	__u32 kind; /* enum frame_kind: native (kernel by the flag) or a runtime's */
 	__u64 address; /* the instruction pointer as sampled */
 	/*
 	 * Where address lies inside the mapping's file: the ELF virtual address

@@ -18,10 +18,6 @@
 #include "symbolize/symbols.h"
 #include "profile/symprof.h"
 
-_Static_assert((int)SP_FRAME_PYTHON == (int)SYM_FRAME_PYTHON, "frame kinds");
-_Static_assert((int)SP_FRAME_JAVA == (int)SYM_FRAME_JAVA, "frame kinds");
-_Static_assert((int)SP_FRAME_JS == (int)SYM_FRAME_JS, "frame kinds");
-
 struct builder {
 	struct symprof *sp;
 	struct symbolizer *sym;

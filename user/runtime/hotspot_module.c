@@ -166,8 +166,8 @@ static __u64 method_token(struct runtime_module *m, struct hs_proc *p, pid_t pid
 	const struct hs_method *meth = method_at(p, pid, method, now);
 
 	if (!meth)
-		return symbolizer__interp_frame(m->sym, SYM_FRAME_JAVA, NULL, NULL, 0, 0);
-	return symbolizer__interp_frame(m->sym, SYM_FRAME_JAVA, meth->function, meth->file,
+		return symbolizer__interp_frame(m->sym, FRAME_JAVA, NULL, NULL, 0, 0);
+	return symbolizer__interp_frame(m->sym, FRAME_JAVA, meth->function, meth->file,
 					hs_method__line(meth, bci), 0);
 }
 

@@ -132,7 +132,7 @@ static size_t js_frames(void *mod, void *state, pid_t pid, __u64 *ips, size_t n,
 				? ips[i + 1] & LP_JS_ADDR_MASK
 				: 0;
 		f = ident ? function_at(p, pid, ips[i] & LP_JS_ADDR_MASK, ident, now) : NULL;
-		ips[k++] = symbolizer__interp_frame(m->sym, SYM_FRAME_JS,
+		ips[k++] = symbolizer__interp_frame(m->sym, FRAME_JS,
 						    f ? (f->name ? f->name : "(anonymous)") : NULL,
 						    f ? f->file : NULL, f ? f->line : 0,
 						    f ? f->line : 0);

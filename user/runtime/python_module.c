@@ -132,8 +132,8 @@ static __u64 name_frame(struct runtime_module *m, struct py_proc *p, pid_t pid, 
 	const struct py_code *c = code_at(p, pid, addr, ident, now);
 
 	if (!c)
-		return symbolizer__interp_frame(m->sym, SYM_FRAME_PYTHON, NULL, NULL, 0, 0);
-	return symbolizer__interp_frame(m->sym, SYM_FRAME_PYTHON, c->function, c->file,
+		return symbolizer__interp_frame(m->sym, FRAME_PYTHON, NULL, NULL, 0, 0);
+	return symbolizer__interp_frame(m->sym, FRAME_PYTHON, c->function, c->file,
 					py_code__line(c, instr), c->first_line);
 }
 

@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "lib/frame_kind.h"
 #include "symbolize/dwarf.h" /* struct sym_line */
 
 #define SYM_KERNEL_MODULE "[kernel.kallsyms]"
@@ -106,15 +107,7 @@ struct sym_frame {
 	const struct sym_line *lines;
 	size_t line_count;
 	bool kernel;
-	__u32 kind; /* enum sym_frame_kind */
-};
-
-/* The code a frame runs: native (or kernel, by sym_frame.kernel), or a runtime's. */
-enum sym_frame_kind {
-	SYM_FRAME_NATIVE = 0,
-	SYM_FRAME_PYTHON = 1,
-	SYM_FRAME_JAVA = 2,
-	SYM_FRAME_JS = 3,
+	__u32 kind; /* enum frame_kind: native (kernel by the flag) or a runtime's */
 };
 
 enum sym_resolve_flags {
@@ -214,7 +207,7 @@ void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *st
  */
 #define SYM_INTERP_TAG 0xbull
 /*
- * The token of a frame of kind (enum sym_frame_kind) in function (NULL:
+ * The token of a frame of kind (enum frame_kind) in function (NULL:
  * unknown), file at line, the function starting at start_line (0s:
  * unknown); equal frames get equal tokens. 0 on allocation failure.
  */

@@ -151,7 +151,7 @@ struct kallsyms {
 
 /* A frame of interpreted code (interp.c). */
 struct interp_frame {
-	__u32 kind;	      /* enum sym_frame_kind */
+	__u32 kind;	      /* enum frame_kind */
 	struct sym_line line; /* its function, file and line: strings owned */
 };
 
