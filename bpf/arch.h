@@ -75,7 +75,7 @@ static __always_inline __u64 arch_load_acquire(__u64 *p)
 
 /*
  * User stacks are walked in BPF by the CFI rows userspace derives
- * (stack_cfi.bpf.h) on both architectures, from the registers
+ * (stack_walk.bpf.h, stack_native.bpf.h) on both architectures, from the registers
  * arch_user_regs gives. Frames without CFI, and the walk of --unwind fp,
  * follow frame records: ARCH_USER_FP_WALK says whether that is done in BPF
  * (stack_fp.bpf.h) or by bpf_get_stack.

@@ -66,7 +66,7 @@ struct lp_gowalk {
 	__u32 pad;
 };
 
-/* The state of a CFI walk of the user stack (walk_user_cfi). */
+/* The state of the user stack walk of the dispatcher (walk_user_cfi) and its steps. */
 struct lp_cwalk {
 	__u64 ip;     /* the frame's instruction pointer */
 	__u64 sp;     /* its stack pointer */
@@ -101,7 +101,7 @@ struct lp_cwalk {
 	__u64 sp0;     /* the interrupted stack pointer */
 };
 
-/* The state of a Python frame walk (walk_python). */
+/* The state of a Python frame walk (python_step). */
 #define PY_BUF_MASK 255
 struct lp_pywalk {
 	__u64 want;   /* the sampled thread's id, as its thread state holds it */

@@ -123,7 +123,7 @@ __noinline int python_step(struct lp_scratch *sc, const struct lp_py_ref *py,
 	struct lp_pywalk *w;
 	struct lp_sample *s;
 	__u32 tid, used;
-	__u64 *cached, interp, frame;
+	__u64 *cached, interp, frame, tstate;
 
 	if (!sc || !py || !pc)
 		return 0;
@@ -159,7 +159,9 @@ __noinline int python_step(struct lp_scratch *sc, const struct lp_py_ref *py,
 				pc->no_thread++;
 			return 0;
 		}
-		bpf_map_update_elem(&py_tstates, &tid, &w->tstate, BPF_ANY);
+		/* from the stack: before 6.3 a map value may not come from a global function's arg */
+		tstate = w->tstate;
+		bpf_map_update_elem(&py_tstates, &tid, &tstate, BPF_ANY);
 	}
 	frame = py_word(w, py->tstate_frame);
 	if ((py->flags & LP_PY_CFRAME) && frame &&

@@ -275,6 +275,7 @@ static int write_profile(struct record_env *env, struct session *s, struct outpu
 
 int cmd_record(int argc, char **argv)
 {
+	__u64 invoked_ns = now_ns();
 	static struct record_env env = {
 		.sampling = {.opts = SAMPLER_OPTS_INIT(SAMPLER_DEFAULT_FREQ_HZ)},
 	};
@@ -355,9 +356,12 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	/* once the command runs: a command that cannot start is the only message */
-	fprintf(stderr, "labelprof: sampling %d CPU%s at %u Hz%s\n", sampler__cpu_count(s->sampler),
+	fprintf(stderr, "labelprof: sampling %d CPU%s at %u Hz%s", sampler__cpu_count(s->sampler),
 		msg__s(sampler__cpu_count(s->sampler)), args->opts.freq_hz,
 		env.duration_s || env.command ? "" : ", Ctrl-C to stop");
+	if (env.sampling.opts.verbose)
+		fprintf(stderr, " (%.0f ms after start)", (start_ns - invoked_ns) / 1e6);
+	fputc('\n', stderr);
 
 	while (!session__stop_requested()) {
 		err = session__poll(s, 100);

@@ -17,6 +17,7 @@
 #include "lib/msg.h"
 #include "sampling/ringreader.h"
 #include "sampling/sampler.h"
+#include "sampling/verifier.h"
 #include "unwind/unwind.h"
 
 /*
@@ -464,6 +465,7 @@ int sampler__check_system(char *err, size_t err_len)
 struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn, void *ctx,
 			      char *err, size_t err_len)
 {
+	struct verifier_log *vlog = NULL;
 	enum sampler_opt bad;
 	struct sampler *s;
 	char why[160];
@@ -525,11 +527,17 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 	}
 	/* the task iterator is for sampler__read_threads only */
 	bpf_program__set_autoload(s->skel->progs.read_threads, false);
+	/* -vv wants libbpf's own log of a failure instead */
+	if (o->verbose && !o->libbpf_messages)
+		vlog = verifier_log__arm(s->skel->obj);
 	e = labelprof_bpf__load(s->skel);
 	if (e) {
 		load_error(e, prealloc || o->unwind_mode == LP_UNWIND_FP, err, err_len);
 		goto out_close;
 	}
+	verifier_log__print(vlog, stderr);
+	verifier_log__free(vlog);
+	vlog = NULL;
 	if (o->filter_mode == LP_FILTER_CGROUP && open_cgroup(s, o->cgroup_path, err, err_len))
 		goto out_close;
 	for (i = 0; i < o->pid_count; i++) {
@@ -560,6 +568,7 @@ struct sampler *sampler__open(const struct sampler_opts *o, sampler_event_fn fn,
 	return s;
 
 out_close:
+	verifier_log__free(vlog);
 	sampler__close(s);
 	return NULL;
 out_free:
