@@ -120,7 +120,17 @@ __noinline int hotspot_step(struct lp_scratch *sc, const struct lp_java_ref *j,
 	    !java_read(jc, &code_begin, sizeof(code_begin), blob + j->blob_code_begin) ||
 	    (j->nmethod_vtable && !java_read(jc, &vtable, sizeof(vtable), blob)))
 		return STEP_STUCK;
-	if (size <= 0 || size > 0xffff) {
+	if ((size <= 0 || size > 0xffff) && w->exact && stack_word(sc, w, w->sp, &ra) &&
+	    hotspot_owns(j, ra)) {
+		/*
+		 * Interrupted in a stub that makes no frame (vtable and itable
+		 * stubs jump on): its return address, into the compiled code that
+		 * called it, is still at SP. A stub that saved FP there instead
+		 * holds a stack address, no code.
+		 */
+		sender_sp = w->sp + 8;
+		fp = w->fp;
+	} else if (size <= 0 || size > 0xffff) {
 		/* a stub without a frame size of its own keeps the FP chain (enter/leave) */
 		if (!w->fp || !stack_word(sc, w, w->fp, &fp) || !stack_word(sc, w, w->fp + 8, &ra))
 			return STEP_STUCK;

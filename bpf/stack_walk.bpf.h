@@ -54,11 +54,20 @@ static __always_inline enum frame_owner frame_owner(const struct walk_ctx *cx, _
  */
 static __always_inline enum walk_step fp_fallback(const struct walk_ctx *cx, struct lp_cwalk *w)
 {
+	__u64 record = w->fp;
+
 	if (unwind_mode == LP_UNWIND_CFI)
 		return STEP_STUCK;
 	if (cx->v8 && cx->vc)
 		v8_step(cx->sc, cx->v8, cx->vc);
 	if (fp_step(cx->sc, w)) {
+		/*
+		 * A record that points to itself (V8's deoptimization entries were
+		 * seen to) would repeat to the depth limit. Only that: a chain may
+		 * go down to another stack (Go's cgo calls), so order proves nothing.
+		 */
+		if (w->fp == record)
+			return STEP_STUCK;
 		w->exact = 0;
 		cx->uc->fp_frames++;
 		return STEP_OK;
