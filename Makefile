@@ -104,7 +104,7 @@ FORCE:
 
 # ---- userspace ---------------------------------------------------------------
 # user/: main.c and a folder per concern (docs/design.md section 2)
-USER_SRCS := $(wildcard user/*/*.c)
+USER_SRCS := $(wildcard user/*/*.c user/*/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 USER_LIB := $(OUTPUT)/liblabelprof.a
 LABELPROF := $(OUTPUT)/labelprof

@@ -24,9 +24,9 @@
 #include "proc/maps.h"
 #include "proc/stat.h"
 #include "proc/tls.h"
-#include "runtime/hotspot.h"
-#include "runtime/node.h"
-#include "runtime/python.h"
+#include "runtime/hotspot/hotspot.h"
+#include "runtime/node/node.h"
+#include "runtime/python/python.h"
 
 struct inspect_env {
 	const char *target;

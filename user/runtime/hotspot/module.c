@@ -14,7 +14,7 @@
 #include "lib/pairmap.h"
 #include "registry/module.h"
 #include "runtime/runtime_module.h"
-#include "runtime/hotspot.h"
+#include "runtime/hotspot/hotspot.h"
 #include "symbolize/symbols.h"
 
 /* A method named is read again when used this long after it was last checked. */

@@ -12,8 +12,7 @@
 #include "lib/clock.h"
 #include "lib/pairmap.h"
 #include "registry/module.h"
-#include "runtime/node.h"
-#include "runtime/node_function.h"
+#include "runtime/node/node.h"
 #include "runtime/runtime_module.h"
 #include "symbolize/symbols.h"
 
@@ -22,26 +21,26 @@
 /* Functions named per process, at most: past it, the cache starts over. */
 #define MAX_FUNCTIONS 65536
 
-struct js_cached {
+struct node_cached {
 	struct node_function f;
 	__u64 checked_ns;
 	bool bad; /* could not be named: unnamed until BAD_RETRY_NS later */
 };
 
-struct js_proc {
+struct node_proc {
 	__u64 seq; /* exec count + 1 when the binary was read; 0: never */
 	bool found;
 	bool reported;
 	struct node_js_layout layout;
-	struct pairmap functions; /* (SharedFunctionInfo, ident) -> struct js_cached */
+	struct pairmap functions; /* (SharedFunctionInfo, ident) -> struct node_cached */
 };
 
-static void forget_functions(struct js_proc *p)
+static void forget_functions(struct node_proc *p)
 {
 	size_t i;
 
 	for (i = 0; i < p->functions.count; i++) {
-		struct js_cached *c = p->functions.entries[i].val;
+		struct node_cached *c = p->functions.entries[i].val;
 
 		node_function__free(&c->f);
 		free(c);
@@ -49,10 +48,10 @@ static void forget_functions(struct js_proc *p)
 	pairmap__free(&p->functions);
 }
 
-static int js_inspect(void *mod, void *state, struct proc_view *v, struct lp_recipe *recipe)
+static int node_inspect(void *mod, void *state, struct proc_view *v, struct lp_recipe *recipe)
 {
 	struct runtime_module *m = mod;
-	struct js_proc *p = state;
+	struct node_proc *p = state;
 	char msg[320] = "";
 	int ret;
 
@@ -73,7 +72,7 @@ static int js_inspect(void *mod, void *state, struct proc_view *v, struct lp_rec
 	return 0;
 }
 
-static void js_end(void *mod, void *state, pid_t pid, enum proc_end how)
+static void node_end(void *mod, void *state, pid_t pid, enum proc_end how)
 {
 	forget_functions(state);
 }
@@ -83,10 +82,10 @@ static void js_end(void *mod, void *state, pid_t pid, enum proc_end how)
  * cannot be named. Named once: the pair names one function even after a
  * moving GC took it elsewhere (another function there has another ident).
  */
-static const struct node_function *function_at(struct js_proc *p, pid_t pid, __u64 sfi,
+static const struct node_function *function_at(struct node_proc *p, pid_t pid, __u64 sfi,
 					       __u64 ident, __u64 now)
 {
-	struct js_cached *c = pairmap__get(&p->functions, sfi, ident);
+	struct node_cached *c = pairmap__get(&p->functions, sfi, ident);
 
 	if (c && (!c->bad || now - c->checked_ns < BAD_RETRY_NS))
 		return c->bad ? NULL : &c->f;
@@ -110,10 +109,10 @@ static bool is_js(__u64 ip)
 }
 
 /* BPF stored each JavaScript frame as two words in place of its pc: its token instead. */
-static size_t js_frames(void *mod, void *state, pid_t pid, __u64 *ips, size_t n, size_t cap)
+static size_t node_frames(void *mod, void *state, pid_t pid, __u64 *ips, size_t n, size_t cap)
 {
 	struct runtime_module *m = mod;
-	struct js_proc *p = state;
+	struct node_proc *p = state;
 	const struct node_function *f;
 	__u64 now = now_ns(), ident;
 	size_t i, k = 0;
@@ -142,10 +141,10 @@ static size_t js_frames(void *mod, void *state, pid_t pid, __u64 *ips, size_t n,
 
 const struct proc_module node_module = {
 	.name = "Node.js",
-	.state_size = sizeof(struct js_proc),
+	.state_size = sizeof(struct node_proc),
 	.open = runtime_module__open,
 	.close = runtime_module__close,
-	.inspect = js_inspect,
-	.end = js_end,
-	.frames = js_frames,
+	.inspect = node_inspect,
+	.end = node_end,
+	.frames = node_frames,
 };

@@ -15,7 +15,7 @@
 #include "lib/pairmap.h"
 #include "registry/module.h"
 #include "runtime/runtime_module.h"
-#include "runtime/python.h"
+#include "runtime/python/python.h"
 #include "symbolize/symbols.h"
 
 /* An address that held no code object is read again when used this long after. */
