@@ -11,27 +11,39 @@
 
 #include "lib/clock.h"
 #include "lib/compiler.h"
-#include "lib/pairmap.h"
 #include "registry/module.h"
+#include "runtime/code_cache.h"
 #include "runtime/runtime_module.h"
 #include "runtime/hotspot/hotspot.h"
 #include "symbolize/symbols.h"
 
-/* A method named is read again when used this long after it was last checked. */
-#define METHOD_CHECK_NS (100ull * 1000 * 1000)
-/* Methods named per process, at most: past it, the cache starts over. */
-#define MAX_METHODS 65536
+/* A method or scopes named are checked again when used this long after they last were. */
+#define CHECK_NS (100ull * 1000 * 1000)
 
 struct hs_cached {
+	struct code_entry e; /* bad: not a method (any more) */
 	struct hs_method method;
-	__u64 checked_ns;
-	bool bad; /* not a method (any more): unnamed until it changes */
 };
 
 struct hs_scopes_cached {
+	struct code_entry e; /* bad: no scopes: the frame is its method alone */
 	struct hs_scopes scopes;
-	__u64 checked_ns;
-	bool bad; /* no scopes: the frame is its method alone */
+};
+
+static void free_method(struct code_entry *e)
+{
+	hs_method__free(&container_of(e, struct hs_cached, e)->method);
+}
+
+static const struct code_cache_kind method_kind = {
+	.size = sizeof(struct hs_cached),
+	.free = free_method,
+	.check_ns = CHECK_NS,
+};
+
+static const struct code_cache_kind scopes_kind = {
+	.size = sizeof(struct hs_scopes_cached),
+	.check_ns = CHECK_NS,
 };
 
 struct hs_proc {
@@ -39,25 +51,9 @@ struct hs_proc {
 	bool found;
 	bool reported;
 	struct hs_vm vm;
-	struct pairmap methods; /* Method* -> struct hs_cached */
-	struct pairmap scopes;	/* (pc, Method*) -> struct hs_scopes_cached */
+	struct code_cache methods; /* Method* -> struct hs_cached */
+	struct code_cache scopes;  /* (pc, Method*) -> struct hs_scopes_cached */
 };
-
-static void forget_methods(struct hs_proc *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->methods.count; i++) {
-		struct hs_cached *c = p->methods.entries[i].val;
-
-		hs_method__free(&c->method);
-		free(c);
-	}
-	pairmap__free(&p->methods);
-	for (i = 0; i < p->scopes.count; i++)
-		free(p->scopes.entries[i].val);
-	pairmap__free(&p->scopes);
-}
 
 static int hs_inspect(void *mod, void *state, struct proc_view *v, struct lp_recipe *recipe)
 {
@@ -93,34 +89,31 @@ static int hs_inspect(void *mod, void *state, struct proc_view *v, struct lp_rec
 
 static void hs_end(void *mod, void *state, pid_t pid, enum proc_end how)
 {
-	forget_methods(state);
+	struct hs_proc *p = state;
+
+	code_cache__clear(&p->methods, &method_kind);
+	code_cache__clear(&p->scopes, &scopes_kind);
 }
 
 /* The method at addr, named (read, or checked again when due); NULL if none. */
 static const struct hs_method *method_at(struct hs_proc *p, pid_t pid, __u64 addr, __u64 now)
 {
-	struct hs_cached *c = pairmap__get(&p->methods, addr, 0);
+	struct code_entry *e;
+	struct hs_cached *c;
+	bool due;
 
-	if (c && now - c->checked_ns < METHOD_CHECK_NS)
-		return c->bad ? NULL : &c->method;
-	if (c && !c->bad && hs_method__same(pid, &p->vm, &c->method)) {
-		c->checked_ns = now;
-		return &c->method;
-	}
-	if (!c) {
-		if (p->methods.count >= MAX_METHODS)
-			forget_methods(p);
-		c = calloc(1, sizeof(*c));
-		if (!c || pairmap__put(&p->methods, addr, 0, c)) {
-			free(c);
-			return NULL;
-		}
-	} else {
+	e = code_cache__entry(&p->methods, &method_kind, addr, 0, now, &due);
+	if (!e)
+		return NULL;
+	c = container_of(e, struct hs_cached, e);
+	if (due && !e->bad && hs_method__same(pid, &p->vm, &c->method)) {
+		e->checked_ns = now;
+	} else if (due) {
 		hs_method__free(&c->method);
+		e->checked_ns = now;
+		e->bad = hs_method__read(pid, &p->vm, addr, &c->method) != 0;
 	}
-	c->checked_ns = now;
-	c->bad = hs_method__read(pid, &p->vm, addr, &c->method) != 0;
-	return c->bad ? NULL : &c->method;
+	return e->bad ? NULL : &c->method;
 }
 
 static bool is_java(__u64 ip)
@@ -137,26 +130,21 @@ static const struct hs_scopes *scopes_at(struct hs_proc *p, pid_t pid, __u64 met
 {
 	/* a leaf's pc and a caller's pc (its call's last byte) are told apart by bit 63 */
 	__u64 key = pc | (__u64)leaf << 63;
-	struct hs_scopes_cached *c = pairmap__get(&p->scopes, key, method);
+	struct hs_scopes_cached *c;
+	struct code_entry *e;
+	bool due;
 
-	if (c && now - c->checked_ns < METHOD_CHECK_NS)
-		return c->bad ? NULL : &c->scopes;
-	if (c && !c->bad && hs_scopes__same(pid, &p->vm, &c->scopes)) {
-		c->checked_ns = now;
-		return &c->scopes;
+	e = code_cache__entry(&p->scopes, &scopes_kind, key, method, now, &due);
+	if (!e)
+		return NULL;
+	c = container_of(e, struct hs_scopes_cached, e);
+	if (due && !e->bad && hs_scopes__same(pid, &p->vm, &c->scopes)) {
+		e->checked_ns = now;
+	} else if (due) {
+		e->checked_ns = now;
+		e->bad = hs_scopes__read(pid, &p->vm, method, pc, leaf, &c->scopes) != 0;
 	}
-	if (!c) {
-		if (p->scopes.count >= MAX_METHODS)
-			forget_methods(p);
-		c = calloc(1, sizeof(*c));
-		if (!c || pairmap__put(&p->scopes, key, method, c)) {
-			free(c);
-			return NULL;
-		}
-	}
-	c->checked_ns = now;
-	c->bad = hs_scopes__read(pid, &p->vm, method, pc, leaf, &c->scopes) != 0;
-	return c->bad ? NULL : &c->scopes;
+	return e->bad ? NULL : &c->scopes;
 }
 
 /* The token of method at bci (-1: unknown). */

@@ -10,21 +10,30 @@
 #include <stdlib.h>
 
 #include "lib/clock.h"
-#include "lib/pairmap.h"
+#include "lib/compiler.h"
 #include "registry/module.h"
+#include "runtime/code_cache.h"
 #include "runtime/node/node.h"
 #include "runtime/runtime_module.h"
 #include "symbolize/symbols.h"
 
 /* An address that held no function BPF saw is read again when used this long after. */
 #define BAD_RETRY_NS (100ull * 1000 * 1000)
-/* Functions named per process, at most: past it, the cache starts over. */
-#define MAX_FUNCTIONS 65536
 
 struct node_cached {
+	struct code_entry e; /* bad: could not be named */
 	struct node_function f;
-	__u64 checked_ns;
-	bool bad; /* could not be named: unnamed until BAD_RETRY_NS later */
+};
+
+static void free_function(struct code_entry *e)
+{
+	node_function__free(&container_of(e, struct node_cached, e)->f);
+}
+
+static const struct code_cache_kind function_kind = {
+	.size = sizeof(struct node_cached),
+	.free = free_function,
+	.check_ns = BAD_RETRY_NS,
 };
 
 struct node_proc {
@@ -32,21 +41,8 @@ struct node_proc {
 	bool found;
 	bool reported;
 	struct node_js_layout layout;
-	struct pairmap functions; /* (SharedFunctionInfo, ident) -> struct node_cached */
+	struct code_cache functions; /* (SharedFunctionInfo, ident) -> struct node_cached */
 };
-
-static void forget_functions(struct node_proc *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->functions.count; i++) {
-		struct node_cached *c = p->functions.entries[i].val;
-
-		node_function__free(&c->f);
-		free(c);
-	}
-	pairmap__free(&p->functions);
-}
 
 static int node_inspect(void *mod, void *state, struct proc_view *v, struct lp_recipe *recipe)
 {
@@ -74,7 +70,9 @@ static int node_inspect(void *mod, void *state, struct proc_view *v, struct lp_r
 
 static void node_end(void *mod, void *state, pid_t pid, enum proc_end how)
 {
-	forget_functions(state);
+	struct node_proc *p = state;
+
+	code_cache__clear(&p->functions, &function_kind);
 }
 
 /*
@@ -85,22 +83,20 @@ static void node_end(void *mod, void *state, pid_t pid, enum proc_end how)
 static const struct node_function *function_at(struct node_proc *p, pid_t pid, __u64 sfi,
 					       __u64 ident, __u64 now)
 {
-	struct node_cached *c = pairmap__get(&p->functions, sfi, ident);
+	struct node_cached *c;
+	struct code_entry *e;
+	bool due;
 
-	if (c && (!c->bad || now - c->checked_ns < BAD_RETRY_NS))
-		return c->bad ? NULL : &c->f;
-	if (!c) {
-		if (p->functions.count >= MAX_FUNCTIONS)
-			forget_functions(p);
-		c = calloc(1, sizeof(*c));
-		if (!c || pairmap__put(&p->functions, sfi, ident, c)) {
-			free(c);
-			return NULL;
-		}
+	e = code_cache__entry(&p->functions, &function_kind, sfi, ident, now, &due);
+	if (!e)
+		return NULL;
+	c = container_of(e, struct node_cached, e);
+	if (e->bad && due) {
+		node_function__free(&c->f);
+		e->checked_ns = now;
+		e->bad = node_function__read(pid, &p->layout, sfi, ident, &c->f) != 0;
 	}
-	c->checked_ns = now;
-	c->bad = node_function__read(pid, &p->layout, sfi, ident, &c->f) != 0;
-	return c->bad ? NULL : &c->f;
+	return e->bad ? NULL : &c->f;
 }
 
 static bool is_js(__u64 ip)

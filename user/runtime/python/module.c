@@ -12,21 +12,29 @@
 
 #include "lib/clock.h"
 #include "lib/compiler.h"
-#include "lib/pairmap.h"
 #include "registry/module.h"
+#include "runtime/code_cache.h"
 #include "runtime/runtime_module.h"
 #include "runtime/python/python.h"
 #include "symbolize/symbols.h"
 
 /* An address that held no code object is read again when used this long after. */
 #define BAD_RETRY_NS (100ull * 1000 * 1000)
-/* Code objects named per process, at most: past it, the cache starts over. */
-#define MAX_CODES 65536
 
 struct py_cached {
+	struct code_entry e; /* bad: not a code object */
 	struct py_code code;
-	__u64 checked_ns; /* when it was read */
-	bool bad;	  /* not a code object: unnamed until BAD_RETRY_NS later */
+};
+
+static void free_code(struct code_entry *e)
+{
+	py_code__free(&container_of(e, struct py_cached, e)->code);
+}
+
+static const struct code_cache_kind code_kind = {
+	.size = sizeof(struct py_cached),
+	.free = free_code,
+	.check_ns = BAD_RETRY_NS,
 };
 
 struct py_proc {
@@ -36,21 +44,8 @@ struct py_proc {
 	bool reported;
 	struct py_image img;
 	__u64 bias;
-	struct pairmap codes; /* code address -> struct py_cached */
+	struct code_cache codes; /* code address -> struct py_cached */
 };
-
-static void forget_codes(struct py_proc *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->codes.count; i++) {
-		struct py_cached *c = p->codes.entries[i].val;
-
-		py_code__free(&c->code);
-		free(c);
-	}
-	pairmap__free(&p->codes);
-}
 
 static int py_inspect(void *mod, void *state, struct proc_view *v, struct lp_recipe *recipe)
 {
@@ -84,7 +79,9 @@ static int py_inspect(void *mod, void *state, struct proc_view *v, struct lp_rec
 
 static void py_end(void *mod, void *state, pid_t pid, enum proc_end how)
 {
-	forget_codes(state);
+	struct py_proc *p = state;
+
+	code_cache__clear(&p->codes, &code_kind);
 }
 
 static __u64 code_ident(const struct py_code *c)
@@ -101,26 +98,22 @@ static __u64 code_ident(const struct py_code *c)
 static const struct py_code *code_at(struct py_proc *p, pid_t pid, __u64 addr, __u64 ident,
 				     __u64 now)
 {
-	struct py_cached *c = pairmap__get(&p->codes, addr, 0);
+	struct code_entry *e;
+	struct py_cached *c;
+	bool due;
 
-	if (c && !c->bad && code_ident(&c->code) == ident)
-		return &c->code;
-	if (c && c->bad && now - c->checked_ns < BAD_RETRY_NS)
+	e = code_cache__entry(&p->codes, &code_kind, addr, 0, now, &due);
+	if (!e)
 		return NULL;
-	if (!c) {
-		if (p->codes.count >= MAX_CODES)
-			forget_codes(p);
-		c = calloc(1, sizeof(*c));
-		if (!c || pairmap__put(&p->codes, addr, 0, c)) {
-			free(c);
-			return NULL;
-		}
-	} else {
-		py_code__free(&c->code);
-	}
-	c->checked_ns = now;
-	c->bad = py_code__read(pid, &p->img, p->bias, addr, &c->code) != 0;
-	return c->bad || code_ident(&c->code) != ident ? NULL : &c->code;
+	c = container_of(e, struct py_cached, e);
+	if (!e->bad && code_ident(&c->code) == ident)
+		return &c->code;
+	if (e->bad && !due)
+		return NULL;
+	py_code__free(&c->code);
+	e->checked_ns = now;
+	e->bad = py_code__read(pid, &p->img, p->bias, addr, &c->code) != 0;
+	return e->bad || code_ident(&c->code) != ident ? NULL : &c->code;
 }
 
 /* The token of the Python frame BPF stored as raw and ident. */
