@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "labelprof.h"
@@ -42,10 +43,20 @@ enum proc_end {
 	PROC_END_EXIT = 1, /* it exited: its pid may be reused */
 };
 
+/*
+ * The per-CPU counters of the session's BPF map named map (one entry of
+ * size bytes of __u64 a CPU: a walker's), summed over CPUs: 0 or -errno.
+ */
+typedef int (*bpf_counters_fn)(void *ctx, const char *map, void *out, size_t size);
+
 /* What a module may use, for the life of the registry. */
 struct registry_env {
 	struct symbolizer *symbolizer; /* NULL: no symbolization */
 	struct unwind *unwind;	       /* NULL: frame pointers only */
+	bpf_counters_fn bpf_counters;  /* NULL: no BPF (inspect) */
+	void *bpf_ctx;
+	/* One process looked at for inspect and labels: a runtime module needs no symbolizer. */
+	bool describe_only;
 	bool verbose;
 };
 
@@ -75,6 +86,37 @@ enum proc_found {
 	 * so the process's samples keep asking (its recipe is not quiet).
 	 */
 	PROC_PENDING = 1 << 2,
+};
+
+/* One of a module's counters (proc_module.counters). */
+struct proc_counter {
+	const char *name; /* the agent's metric labelprof_NAME, a counter's with _total */
+	const char *text; /* what it counts, after its value in record's line */
+	__u64 value;
+	bool gauge;   /* a level now, not a count since the session started */
+	bool problem; /* record shows the line without -v when this is not 0 */
+	bool clause;  /* starts a clause of record's line: "; " before it, not ", " */
+};
+
+#define PROC_MAX_COUNTERS 16
+
+/* A module's counters: record -v's line "labelprof: TITLE: VALUE TEXT, ...". */
+struct proc_counters {
+	const char *title;
+	size_t n;
+	struct proc_counter c[PROC_MAX_COUNTERS];
+};
+
+/*
+ * What describe writes with: a string as a JSON value (escaped, or null),
+ * and a line of text whose bytes that are not printable are escaped (the
+ * caller's writers, format/fmt.h).
+ */
+struct proc_report {
+	FILE *out;
+	bool json; /* one member of the process's object per module, each ",\"KEY\":VALUE" */
+	void (*json_str)(FILE *out, const char *s);
+	void (*text_line)(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 };
 
 struct proc_module {
@@ -107,6 +149,18 @@ struct proc_module {
 	 * place (n frames, room for cap), the new length returned.
 	 */
 	size_t (*frames)(void *mod, void *state, pid_t pid, __u64 *ips, size_t n, size_t cap);
+
+	/*
+	 * Optional, for inspect: what the last inspection found in the process
+	 * (state), as lines indented by two spaces or, for --json, members of
+	 * the process's object; nothing when the module found nothing to say.
+	 */
+	void (*describe)(void *mod, void *state, pid_t pid, const struct proc_report *r);
+	/*
+	 * Optional, for record -v and the agent's metrics: the module's
+	 * counters over the session (its BPF walker's too). 0 or -errno.
+	 */
+	int (*counters)(void *mod, struct proc_counters *out);
 
 	/* Records of this type (enum lp_event_type) that the module handles; 0: none. */
 	__u32 record_type;

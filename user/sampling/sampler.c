@@ -690,19 +690,15 @@ int sampler__read_counters(struct sampler *s, struct lp_counters *out)
 	return read_percpu_sum(s, s->skel->maps.counters, out, sizeof(*out));
 }
 
-int sampler__read_py_counters(struct sampler *s, struct lp_py_counters *out)
+int sampler__read_map_counters(struct sampler *s, const char *map, void *out, size_t size)
 {
-	return read_percpu_sum(s, s->skel->maps.py_counters, out, sizeof(*out));
-}
+	const struct bpf_map *m = bpf_object__find_map_by_name(s->skel->obj, map);
 
-int sampler__read_java_counters(struct sampler *s, struct lp_java_counters *out)
-{
-	return read_percpu_sum(s, s->skel->maps.java_counters, out, sizeof(*out));
-}
-
-int sampler__read_v8_counters(struct sampler *s, struct lp_v8_counters *out)
-{
-	return read_percpu_sum(s, s->skel->maps.v8_counters, out, sizeof(*out));
+	if (!m)
+		return -ENOENT;
+	if (bpf_map__value_size(m) != size)
+		return -EINVAL;
+	return read_percpu_sum(s, m, out, size);
 }
 
 int sampler__cpu_count(const struct sampler *s)

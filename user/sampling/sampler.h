@@ -166,11 +166,12 @@ int sampler__unwind_maps(struct sampler *s, struct unwind_maps *m);
 
 /* Counters summed over CPUs. */
 int sampler__read_counters(struct sampler *s, struct lp_counters *out);
-/* The Python walk's counters summed over CPUs. */
-int sampler__read_py_counters(struct sampler *s, struct lp_py_counters *out);
-/* The Java walk's counters, summed over CPUs: 0 or -errno. */
-int sampler__read_java_counters(struct sampler *s, struct lp_java_counters *out);
-int sampler__read_v8_counters(struct sampler *s, struct lp_v8_counters *out);
+/*
+ * The counters of the per-CPU map named map (a walker's, one entry of size
+ * bytes a CPU: registry/module.h), summed over CPUs: 0, -ENOENT (no such
+ * map), -EINVAL (another size), -errno.
+ */
+int sampler__read_map_counters(struct sampler *s, const char *map, void *out, size_t size);
 /* Number of CPUs sampled. */
 int sampler__cpu_count(const struct sampler *s);
 

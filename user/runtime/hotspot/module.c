@@ -11,6 +11,7 @@
 
 #include "lib/clock.h"
 #include "lib/compiler.h"
+#include "proc/maps.h"
 #include "registry/module.h"
 #include "runtime/code_cache.h"
 #include "runtime/runtime_module.h"
@@ -50,6 +51,9 @@ struct hs_proc {
 	__u64 seq; /* exec count + 1 when the JVM was read; 0: never */
 	bool found;
 	bool reported;
+	int status;    /* hs_vm__find's; -EAGAIN: the JVM has not started yet */
+	char *file;    /* libjvm; NULL: none */
+	char err[160]; /* why it cannot be read */
 	struct hs_vm vm;
 	struct code_cache methods; /* Method* -> struct hs_cached */
 	struct code_cache scopes;  /* (pc, Method*) -> struct hs_scopes_cached */
@@ -58,20 +62,28 @@ struct hs_proc {
 static int hs_inspect(void *mod, void *state, struct proc_view *v, struct lp_recipe *recipe)
 {
 	struct runtime_module *m = mod;
+	const struct maps_entry *file = NULL;
 	struct hs_proc *p = state;
-	char err[160] = "";
 	int ret;
 
 	/* VMStructs and the code cache's place are fixed for an image, once set up */
 	if (p->seq != v->exec_seq + 1) {
-		ret = hs_vm__find(v->pid, v->maps, &p->vm, NULL, err, sizeof(err));
-		if (ret == -EAGAIN) /* libjvm is mapped, the JVM not started yet */
+		p->err[0] = 0;
+		ret = hs_vm__find(v->pid, v->maps, &p->vm, &file, p->err, sizeof(p->err));
+		p->status = ret;
+		if (ret == -EAGAIN) {
+			/* libjvm is mapped, the JVM not started yet */
+			snprintf(p->err, sizeof(p->err), "the JVM has not set up its code cache yet");
 			return PROC_PENDING;
+		}
+		if (ret && !p->err[0])
+			snprintf(p->err, sizeof(p->err), "%s", strerror(-ret));
+		free(p->file);
+		p->file = !ret && file ? strdup(file->path) : NULL;
 		p->found = !ret;
 		p->seq = v->exec_seq + 1;
 		if (m->verbose && ret && ret != -ENOENT && !p->reported) {
-			fprintf(stderr, "labelprof: pid %d: JVM not read: %s\n", v->pid,
-				err[0] ? err : strerror(-ret));
+			fprintf(stderr, "labelprof: pid %d: JVM not read: %s\n", v->pid, p->err);
 			p->reported = true;
 		}
 	}
@@ -93,6 +105,90 @@ static void hs_end(void *mod, void *state, pid_t pid, enum proc_end how)
 
 	code_cache__clear(&p->methods, &method_kind);
 	code_cache__clear(&p->scopes, &scopes_kind);
+	free(p->file);
+}
+
+static void describe_json(const struct hs_proc *p, const struct proc_report *r)
+{
+	const struct lp_java_ref *ref = &p->vm.ref;
+	__u32 i;
+
+	fputs(",\"java\":", r->out);
+	if (p->status == -ENOENT || (!p->seq && p->status != -EAGAIN)) {
+		fputs("null", r->out);
+		return;
+	}
+	fputs("{\"message\":", r->out);
+	if (!p->found) {
+		r->json_str(r->out, p->err);
+		fputc('}', r->out);
+		return;
+	}
+	fputs("\"ok\",\"version\":", r->out);
+	r->json_str(r->out, p->vm.release);
+	fputs(",\"file\":", r->out);
+	r->json_str(r->out, p->file);
+	fprintf(r->out,
+		",\"vmstructs_entries\":%u,\"code_cache\":[%llu,%llu],\"interpreter\":[%llu,%llu],"
+		"\"segment_size\":%u,\"nmethod_vtable\":%s,\"heaps\":[",
+		p->vm.entries, (unsigned long long)ref->cc_low, (unsigned long long)ref->cc_high,
+		(unsigned long long)ref->interp_low, (unsigned long long)ref->interp_high,
+		1u << ref->log2_segment, ref->nmethod_vtable ? "true" : "false");
+	for (i = 0; i < ref->heap_count; i++)
+		fprintf(r->out, "%s[%llu,%llu]", i ? "," : "", (unsigned long long)ref->heaps[i].low,
+			(unsigned long long)ref->heaps[i].high);
+	fputs("]}", r->out);
+}
+
+/* The JVM, as record finds it, or why it cannot be read. */
+static void hs_describe(void *mod, void *state, pid_t pid, const struct proc_report *r)
+{
+	const struct hs_proc *p = state;
+	const struct lp_java_ref *ref = &p->vm.ref;
+
+	if (r->json) {
+		describe_json(p, r);
+		return;
+	}
+	if (p->status == -ENOENT || (!p->seq && p->status != -EAGAIN))
+		return;
+	if (!p->found) {
+		r->text_line(r->out, "  Java: not read: %s", p->err);
+		return;
+	}
+	r->text_line(r->out, "  Java: HotSpot %s: %s, VMStructs read (%u entries)", p->vm.release,
+		     p->file ? p->file : "", p->vm.entries);
+	fprintf(r->out,
+		"    code cache 0x%llx-0x%llx, %u heap%s, segments of %u bytes; interpreter "
+		"0x%llx-0x%llx\n",
+		(unsigned long long)ref->cc_low, (unsigned long long)ref->cc_high, ref->heap_count,
+		ref->heap_count == 1 ? "" : "s", 1u << ref->log2_segment,
+		(unsigned long long)ref->interp_low, (unsigned long long)ref->interp_high);
+	if (!ref->nmethod_vtable)
+		fputs("    compiled frames: not told from stubs (libjvm has no symbol table)\n", r->out);
+}
+
+/* The BPF walk's counters (map java_counters). */
+static int hs_counters(void *mod, struct proc_counters *out)
+{
+	struct lp_java_counters c;
+	int ret = runtime_module__bpf_counters(mod, "java_counters", &c, sizeof(c));
+
+	if (ret)
+		return ret;
+	*out = (struct proc_counters){
+		.title = "Java",
+		.n = 5,
+		.c = {
+			{"hotspot_interpreted_frames", "interpreted frames", c.interpreted},
+			{"hotspot_compiled_frames", "compiled", c.compiled},
+			{"hotspot_stub_frames", "of stubs", c.stubs},
+			{"hotspot_pcs_in_no_blob", "pcs in no code blob", c.no_blob, .problem = true,
+			 .clause = true},
+			{"hotspot_faults", "faults", c.faults, .problem = true},
+		},
+	};
+	return 0;
 }
 
 /* The method at addr, named (read, or checked again when due); NULL if none. */
@@ -224,4 +320,6 @@ const struct proc_module hotspot_module = {
 	.inspect = hs_inspect,
 	.end = hs_end,
 	.frames = hs_frames,
+	.describe = hs_describe,
+	.counters = hs_counters,
 };

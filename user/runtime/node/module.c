@@ -40,6 +40,8 @@ struct node_proc {
 	__u64 seq; /* exec count + 1 when the binary was read; 0: never */
 	bool found;
 	bool reported;
+	int status;    /* node__find_js_layout's */
+	char msg[320]; /* the file the layout came from, or why none */
 	struct node_js_layout layout;
 	struct code_cache functions; /* (SharedFunctionInfo, ident) -> struct node_cached */
 };
@@ -48,18 +50,19 @@ static int node_inspect(void *mod, void *state, struct proc_view *v, struct lp_r
 {
 	struct runtime_module *m = mod;
 	struct node_proc *p = state;
-	char msg[320] = "";
 	int ret;
 
 	/* the constants are the binary's: once per image */
 	if (p->seq != v->exec_seq + 1) {
-		ret = node__find_js_layout(v->pid, v->maps, &p->layout, msg, sizeof(msg));
+		p->msg[0] = 0;
+		ret = node__find_js_layout(v->pid, v->maps, &p->layout, p->msg, sizeof(p->msg));
+		p->status = ret;
 		p->found = !ret;
 		p->seq = v->exec_seq + 1;
 		if (m->verbose && !p->reported && ret != -ENOENT) {
 			fprintf(stderr, "labelprof: pid %d: %s%s\n", v->pid,
 				ret ? "JavaScript frames not read: " : "V8 JavaScript frames from ",
-				msg);
+				p->msg);
 			p->reported = true;
 		}
 	}
@@ -73,6 +76,56 @@ static void node_end(void *mod, void *state, pid_t pid, enum proc_end how)
 	struct node_proc *p = state;
 
 	code_cache__clear(&p->functions, &function_kind);
+}
+
+/* Where JavaScript frames are found from, as record finds it, or why not. */
+static void node_describe(void *mod, void *state, pid_t pid, const struct proc_report *r)
+{
+	const struct node_proc *p = state;
+	bool none = !p->seq || p->status == -ENOENT;
+
+	if (r->json) {
+		fputs(",\"javascript\":", r->out);
+		if (none) {
+			fputs("null", r->out);
+			return;
+		}
+		fputs("{\"message\":", r->out);
+		r->json_str(r->out, p->found ? "ok" : p->msg);
+		if (p->found) {
+			fputs(",\"file\":", r->out);
+			r->json_str(r->out, p->msg);
+			fprintf(r->out, ",\"fp_function\":%d,\"fp_marker\":%d",
+				p->layout.ref.fp_function, p->layout.ref.fp_marker);
+		}
+		fputc('}', r->out);
+	} else if (p->found) {
+		r->text_line(r->out, "  JavaScript frames: V8 postmortem constants of %s", p->msg);
+	} else if (!none) {
+		r->text_line(r->out, "  JavaScript frames: not read: %s", p->msg);
+	}
+}
+
+/* The BPF walk's counters (map v8_counters). */
+static int node_counters(void *mod, struct proc_counters *out)
+{
+	struct lp_v8_counters c;
+	int ret = runtime_module__bpf_counters(mod, "v8_counters", &c, sizeof(c));
+
+	if (ret)
+		return ret;
+	*out = (struct proc_counters){
+		.title = "JavaScript",
+		.n = 4,
+		.c = {
+			{"node_js_frames", "frames", c.js},
+			{"node_typed_frames", "typed V8 frames", c.typed},
+			{"node_frames_without_function", "frames of V8's shape without a function",
+			 c.not_js},
+			{"node_faults", "faults", c.faults, .problem = true},
+		},
+	};
+	return 0;
 }
 
 /*
@@ -143,4 +196,6 @@ const struct proc_module node_module = {
 	.inspect = node_inspect,
 	.end = node_end,
 	.frames = node_frames,
+	.describe = node_describe,
+	.counters = node_counters,
 };

@@ -12,6 +12,7 @@
 
 #include "lib/clock.h"
 #include "lib/compiler.h"
+#include "proc/maps.h"
 #include "registry/module.h"
 #include "runtime/code_cache.h"
 #include "runtime/runtime_module.h"
@@ -42,6 +43,9 @@ struct py_proc {
 	__u64 vm;
 	bool found;
 	bool reported;
+	int status;  /* py_image__find's */
+	char *file;  /* the interpreter's file; NULL: none */
+	char err[160]; /* why it cannot be read */
 	struct py_image img;
 	__u64 bias;
 	struct code_cache codes; /* code address -> struct py_cached */
@@ -50,18 +54,25 @@ struct py_proc {
 static int py_inspect(void *mod, void *state, struct proc_view *v, struct lp_recipe *recipe)
 {
 	struct runtime_module *m = mod;
+	const struct maps_entry *file = NULL;
 	struct py_proc *p = state;
-	char err[160] = "";
 	int ret;
 
 	/* the same image with the same code: what was found still holds */
 	if (p->seq != v->exec_seq + 1 || p->vm != v->exec_vm || !v->exec_vm) {
-		ret = py_image__find(v->pid, v->maps, &p->img, &p->bias, NULL, err, sizeof(err));
+		p->err[0] = 0;
+		ret = py_image__find(v->pid, v->maps, &p->img, &p->bias, &file, p->err,
+				     sizeof(p->err));
+		if (ret && !p->err[0])
+			snprintf(p->err, sizeof(p->err), "%s", strerror(-ret));
+		free(p->file);
+		p->file = !ret && file ? strdup(file->path) : NULL;
+		p->status = ret;
 		p->found = !ret;
 		p->seq = v->exec_seq + 1;
 		p->vm = v->exec_vm;
 		if (m->verbose && ret == -ENOTSUP && !p->reported) {
-			fprintf(stderr, "labelprof: pid %d: %s\n", v->pid, err);
+			fprintf(stderr, "labelprof: pid %d: %s\n", v->pid, p->err);
 			p->reported = true;
 		}
 	}
@@ -82,6 +93,87 @@ static void py_end(void *mod, void *state, pid_t pid, enum proc_end how)
 	struct py_proc *p = state;
 
 	code_cache__clear(&p->codes, &code_kind);
+	free(p->file);
+}
+
+/* The interpreter, as record finds it, or why it cannot be read; its thread states. */
+static void py_describe(void *mod, void *state, pid_t pid, const struct proc_report *r)
+{
+	__u64 tids[LP_PY_MAX_THREADS];
+	struct py_proc *p = state;
+	/* before 3.11 a thread state holds its pthread_t, not its tid */
+	const char *ids = p->img.ref.flags & LP_PY_NATIVE_TID ? "tid" : "pthread_t";
+	int n = 0, i;
+
+	if (p->seq && p->found)
+		n = py_thread_states(pid, &p->img, p->bias, tids, ARRAY_SIZE(tids));
+	if (r->json) {
+		fputs(",\"python\":", r->out);
+		if (!p->seq || p->status == -ENOENT) {
+			fputs("null", r->out);
+			return;
+		}
+		fputs("{\"message\":", r->out);
+		if (!p->found) {
+			r->json_str(r->out, p->err);
+			fputc('}', r->out);
+			return;
+		}
+		fprintf(r->out, "\"ok\",\"version\":\"%u.%u\",\"file\":", p->img.version >> 8,
+			p->img.version & 0xff);
+		r->json_str(r->out, p->file);
+		fprintf(r->out, ",\"offsets\":\"%s\",\"thread_states\":", p->img.source);
+		if (n < 0)
+			fputs("null", r->out);
+		else
+			fprintf(r->out, "%d", n);
+		fprintf(r->out, ",\"thread_ids\":\"%s\",\"threads\":[", ids);
+		for (i = 0; i < n; i++)
+			fprintf(r->out, "%s%llu", i ? "," : "", (unsigned long long)tids[i]);
+		fputs("]}", r->out);
+		return;
+	}
+	if (!p->seq || p->status == -ENOENT)
+		return;
+	if (!p->found) {
+		r->text_line(r->out, "  Python: not read: %s", p->err);
+		return;
+	}
+	r->text_line(r->out, "  Python %u.%u: %s, offsets from %s", p->img.version >> 8,
+		     p->img.version & 0xff, p->file ? p->file : "", p->img.source);
+	if (n < 0) {
+		fprintf(r->out, "    thread states: not read: %s\n", strerror(-n));
+		return;
+	}
+	fprintf(r->out, "    thread states: %d%s", n,
+		n ? (p->img.ref.flags & LP_PY_NATIVE_TID ? ", tids" : ", pthread_t") : "");
+	for (i = 0; i < n; i++)
+		fprintf(r->out, " %llu", (unsigned long long)tids[i]);
+	fputc('\n', r->out);
+}
+
+/* The BPF walk's counters (map py_counters). */
+static int py_counters(void *mod, struct proc_counters *out)
+{
+	struct lp_py_counters c;
+	int ret = runtime_module__bpf_counters(mod, "py_counters", &c, sizeof(c));
+
+	if (ret)
+		return ret;
+	*out = (struct proc_counters){
+		.title = "Python",
+		.n = 5,
+		.c = {
+			{"python_walks", "walks", c.walks},
+			{"python_frames", "frames", c.frames},
+			{"python_samples_without_thread_state",
+			 "samples of threads without a thread state", c.no_thread},
+			{"python_faults", "faults", c.faults, .problem = true},
+			{"python_truncated_walks", "truncated at " __stringify(LP_MAX_PY_FRAMES) " frames",
+			 c.truncated},
+		},
+	};
+	return 0;
 }
 
 static __u64 code_ident(const struct py_code *c)
@@ -194,4 +286,6 @@ const struct proc_module python_module = {
 	.inspect = py_inspect,
 	.end = py_end,
 	.frames = py_frames,
+	.describe = py_describe,
+	.counters = py_counters,
 };
