@@ -125,7 +125,7 @@ static struct tls_model file_tls_model(const struct tls_file_info *info)
 		__u32 kind;
 		struct tls_model model;
 	} by_reloc[] = {
-		/* the order tls__resolve_process tries them in */
+		/* the order the custom labels source tries them in */
 		{TLS_RELOC_TLSDESC, {"tlsdesc", "TLSDESC (a descriptor the loader resolves)"}},
 		{TLS_RELOC_TPOFF, {"initial_exec", "initial-exec (an offset from tp in the GOT)"}},
 		{TLS_RELOC_DTPMOD,
