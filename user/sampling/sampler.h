@@ -135,12 +135,16 @@ int sampler__set_recipe(struct sampler *s, __u32 tgid, const struct lp_recipe *r
 /* The process's exec count as BPF saw it; read it before inspecting the process. */
 __u64 sampler__exec_seq(struct sampler *s, __u32 tgid);
 
+/* Whether libbpf's own messages go to stderr (otherwise they repeat ours in other words). */
+void sampler__libbpf_messages(bool verbose);
+
 /*
  * Reads the label set every thread of tgid has now, without stopping the
  * process: a BPF task iterator applies recipe r to each thread (loaded for
  * this call alone, beside no sampler). fn gets one LP_EVENT_SAMPLE record per
  * thread, without stacks; a non-zero return stops and is returned. Returns 0,
- * or -errno with a message in err. verbose: libbpf's own messages.
+ * or -errno with a message in err. verbose: libbpf's own messages
+ * (threads.c).
  */
 int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, sampler_event_fn fn,
 			  void *ctx, char *err, size_t err_len);
