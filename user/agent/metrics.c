@@ -95,7 +95,9 @@ static void module_metrics(struct render *r, const struct agent_stats *st)
 		name = __atomic_load_n(&m->name, __ATOMIC_ACQUIRE);
 		type = stats__get(&m->gauge) ? "gauge" : "counter";
 		total = stats__get(&m->gauge) ? "" : "_total";
-		put(r, "# HELP labelprof_%s%s %s: %s.\n# TYPE labelprof_%s%s %s\nlabelprof_%s%s %llu\n",
+		put(r,
+		    "# HELP labelprof_%s%s %s: %s.\n# TYPE labelprof_%s%s %s\nlabelprof_%s%s "
+		    "%llu\n",
 		    name, total, __atomic_load_n(&m->title, __ATOMIC_ACQUIRE),
 		    __atomic_load_n(&m->text, __ATOMIC_ACQUIRE), name, total, type, name, total,
 		    (unsigned long long)stats__get(&m->value));

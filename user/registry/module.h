@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The interface between the process registry and what learns something from
- * a process (docs/design.md section 2): label sources (custom labels, the
- * OpenTelemetry contexts, Go labels), the unwind tables, the symbolizer and,
- * later, language runtimes. The registry reads a process's memory map once
- * per event and hands the same view to every module; each module recognises
- * the process, fills its part of the BPF recipe, and forgets the process
- * when its image ends. A module keeps no pid table: its per-process state is
- * a block the registry allocates and passes in.
+ * a process (docs/design.md section 2): label sources (sources/: custom
+ * labels, the OpenTelemetry contexts, Go labels), language runtimes
+ * (runtime/<name>/), the unwind tables and the symbolizer. The registry
+ * reads a process's memory map once per event and hands the same view to
+ * every module; each module recognises the process, fills its part of the
+ * BPF recipe, names the frames its BPF walker added, and forgets the
+ * process when its image ends. Each says what it found in a process
+ * (describe, for inspect) and what it counted (counters, for record -v and
+ * the agent's metrics), so that no command names a module. A module keeps
+ * no pid table: its per-process state is a block the registry allocates
+ * and passes in.
  */
 #ifndef LABELPROF_REGISTRY_MODULE_H
 #define LABELPROF_REGISTRY_MODULE_H

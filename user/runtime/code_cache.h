@@ -28,9 +28,9 @@ struct code_entry {
 
 /* A module's entries: their size, how to free what one holds. */
 struct code_cache_kind {
-	size_t size;			      /* of the module's entry, its code_entry first */
-	void (*free)(struct code_entry *e);   /* what the entry holds (NULL: nothing) */
-	__u64 check_ns;			      /* an entry is due to be read again this long after */
+	size_t size;			    /* of the module's entry, its code_entry first */
+	void (*free)(struct code_entry *e); /* what the entry holds (NULL: nothing) */
+	__u64 check_ns;			    /* an entry is due to be read again this long after */
 };
 
 /* Zeroed, it is empty and holds no memory: a registry module's per-process state. */

@@ -73,7 +73,8 @@ static int hs_inspect(void *mod, void *state, struct proc_view *v, struct lp_rec
 		p->status = ret;
 		if (ret == -EAGAIN) {
 			/* libjvm is mapped, the JVM not started yet */
-			snprintf(p->err, sizeof(p->err), "the JVM has not set up its code cache yet");
+			snprintf(p->err, sizeof(p->err),
+				 "the JVM has not set up its code cache yet");
 			return PROC_PENDING;
 		}
 		if (ret && !p->err[0])
@@ -135,7 +136,8 @@ static void describe_json(const struct hs_proc *p, const struct proc_report *r)
 		(unsigned long long)ref->interp_low, (unsigned long long)ref->interp_high,
 		1u << ref->log2_segment, ref->nmethod_vtable ? "true" : "false");
 	for (i = 0; i < ref->heap_count; i++)
-		fprintf(r->out, "%s[%llu,%llu]", i ? "," : "", (unsigned long long)ref->heaps[i].low,
+		fprintf(r->out, "%s[%llu,%llu]", i ? "," : "",
+			(unsigned long long)ref->heaps[i].low,
 			(unsigned long long)ref->heaps[i].high);
 	fputs("]}", r->out);
 }
@@ -165,7 +167,8 @@ static void hs_describe(void *mod, void *state, pid_t pid, const struct proc_rep
 		ref->heap_count == 1 ? "" : "s", 1u << ref->log2_segment,
 		(unsigned long long)ref->interp_low, (unsigned long long)ref->interp_high);
 	if (!ref->nmethod_vtable)
-		fputs("    compiled frames: not told from stubs (libjvm has no symbol table)\n", r->out);
+		fputs("    compiled frames: not told from stubs (libjvm has no symbol table)\n",
+		      r->out);
 }
 
 /* The BPF walk's counters (map java_counters). */
@@ -179,14 +182,15 @@ static int hs_counters(void *mod, struct proc_counters *out)
 	*out = (struct proc_counters){
 		.title = "Java",
 		.n = 5,
-		.c = {
-			{"hotspot_interpreted_frames", "interpreted frames", c.interpreted},
-			{"hotspot_compiled_frames", "compiled", c.compiled},
-			{"hotspot_stub_frames", "of stubs", c.stubs},
-			{"hotspot_pcs_in_no_blob", "pcs in no code blob", c.no_blob, .problem = true,
-			 .clause = true},
-			{"hotspot_faults", "faults", c.faults, .problem = true},
-		},
+		.c =
+			{
+				{"hotspot_interpreted_frames", "interpreted frames", c.interpreted},
+				{"hotspot_compiled_frames", "compiled", c.compiled},
+				{"hotspot_stub_frames", "of stubs", c.stubs},
+				{"hotspot_pcs_in_no_blob", "pcs in no code blob", c.no_blob,
+				 .problem = true, .clause = true},
+				{"hotspot_faults", "faults", c.faults, .problem = true},
+			},
 	};
 	return 0;
 }

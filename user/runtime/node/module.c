@@ -117,13 +117,14 @@ static int node_counters(void *mod, struct proc_counters *out)
 	*out = (struct proc_counters){
 		.title = "JavaScript",
 		.n = 4,
-		.c = {
-			{"node_js_frames", "frames", c.js},
-			{"node_typed_frames", "typed V8 frames", c.typed},
-			{"node_frames_without_function", "frames of V8's shape without a function",
-			 c.not_js},
-			{"node_faults", "faults", c.faults, .problem = true},
-		},
+		.c =
+			{
+				{"node_js_frames", "frames", c.js},
+				{"node_typed_frames", "typed V8 frames", c.typed},
+				{"node_frames_without_function",
+				 "frames of V8's shape without a function", c.not_js},
+				{"node_faults", "faults", c.faults, .problem = true},
+			},
 	};
 	return 0;
 }
@@ -180,10 +181,9 @@ static size_t node_frames(void *mod, void *state, pid_t pid, __u64 *ips, size_t 
 				? ips[i + 1] & LP_JS_ADDR_MASK
 				: 0;
 		f = ident ? function_at(p, pid, ips[i] & LP_JS_ADDR_MASK, ident, now) : NULL;
-		ips[k++] = symbolizer__interp_frame(m->sym, SYM_FRAME_JS,
-						    f ? (f->name ? f->name : "(anonymous)") : NULL,
-						    f ? f->file : NULL, f ? f->line : 0,
-						    f ? f->line : 0);
+		ips[k++] = symbolizer__interp_frame(
+			m->sym, SYM_FRAME_JS, f ? (f->name ? f->name : "(anonymous)") : NULL,
+			f ? f->file : NULL, f ? f->line : 0, f ? f->line : 0);
 	}
 	return k < cap ? k : cap;
 }

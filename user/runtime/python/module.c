@@ -43,8 +43,8 @@ struct py_proc {
 	__u64 vm;
 	bool found;
 	bool reported;
-	int status;  /* py_image__find's */
-	char *file;  /* the interpreter's file; NULL: none */
+	int status;    /* py_image__find's */
+	char *file;    /* the interpreter's file; NULL: none */
 	char err[160]; /* why it cannot be read */
 	struct py_image img;
 	__u64 bias;
@@ -163,15 +163,17 @@ static int py_counters(void *mod, struct proc_counters *out)
 	*out = (struct proc_counters){
 		.title = "Python",
 		.n = 5,
-		.c = {
-			{"python_walks", "walks", c.walks},
-			{"python_frames", "frames", c.frames},
-			{"python_samples_without_thread_state",
-			 "samples of threads without a thread state", c.no_thread},
-			{"python_faults", "faults", c.faults, .problem = true},
-			{"python_truncated_walks", "truncated at " __stringify(LP_MAX_PY_FRAMES) " frames",
-			 c.truncated},
-		},
+		.c =
+			{
+				{"python_walks", "walks", c.walks},
+				{"python_frames", "frames", c.frames},
+				{"python_samples_without_thread_state",
+				 "samples of threads without a thread state", c.no_thread},
+				{"python_faults", "faults", c.faults, .problem = true},
+				{"python_truncated_walks",
+				 "truncated at " __stringify(LP_MAX_PY_FRAMES) " frames",
+				 c.truncated},
+			},
 	};
 	return 0;
 }
