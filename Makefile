@@ -104,7 +104,7 @@ FORCE:
 
 # ---- userspace ---------------------------------------------------------------
 # user/: main.c and a folder per concern (docs/design.md section 2)
-USER_SRCS := $(wildcard user/*/*.c)
+USER_SRCS := $(wildcard user/*/*.c user/*/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 USER_LIB := $(OUTPUT)/liblabelprof.a
 LABELPROF := $(OUTPUT)/labelprof
@@ -113,7 +113,7 @@ $(OUTPUT)/user/%.o: user/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
-$(OUTPUT)/user/sampling/sampler.o: $(SKEL)
+$(OUTPUT)/user/sampling/sampler.o $(OUTPUT)/user/sampling/threads.o: $(SKEL)
 $(OUTPUT)/user/main.o $(OUTPUT)/user/format/output_otlp.o $(OUTPUT)/user/agent/metrics.o: $(VERSION_H)
 
 $(USER_LIB): $(USER_OBJS)

@@ -315,6 +315,9 @@ def test_agent_otlp_outage_reload_shutdown(tmp_path):
             # each process in the table was inspected at least once
             assert m["labelprof_process_inspections_total"] >= m["labelprof_processes_tracked"] > 0
             assert m["process_resident_memory_bytes"] > 0 and m["process_cpu_seconds_total"] > 0
+            # each runtime module's counters, its BPF walk's among them
+            assert {"labelprof_python_walks_total", "labelprof_hotspot_faults_total",
+                    "labelprof_node_js_frames_total"} <= set(m), sorted(m)
 
             # an invalid file on SIGHUP: the old settings stay
             a.config.write_text(config.replace("interval = 2s", "interval = soon"))

@@ -13,6 +13,7 @@ AsyncContextFrame nothing can publish a context: no labels, and inspect says
 why. fakenode (C) lays out the V8 objects itself, damaged ones among them: no
 context for those, never a wrong one."""
 
+import json
 import pathlib
 import re
 import shutil
@@ -128,6 +129,29 @@ def test_node_contexts(request, tmp_path):
     labelled = [s for s in main if (s.get("labels") or {}).get("span_id")]
     assert all(s["labels"].get("service.name") == "node-groundtruth" for s in labelled)
     assert all(re.fullmatch(r"[0-9a-f]{32}", s["labels"].get("trace_id", "")) for s in labelled)
+
+
+def test_node_labels_watch(request, tmp_path):
+    """labels --watch finds the request contexts as record does: each thread's sets
+    are contexts of requests that ran (route, slot and span id together), with the
+    process context's service name."""
+    report_path = tmp_path / "node.json"
+    with started(node_argv(report_path, perf_map=False)) as wl:
+        proc = subprocess.run([str(LABELPROF), "labels", "--json", "--watch=2", str(wl.pid)],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    check_exit(wl)
+    assert proc.returncode == 0, proc.stderr
+    report = load_json(report_path)
+    assert report["contexts"], report["why"]
+    held = {(t["route"], str(t["slot"]), t["span_id"]) for t in report["requests"] + report["worker"]}
+    sets = [s for t in json.loads(proc.stdout)["threads"] for s in t["sets"]
+            if "span_id" in s["labels"]]
+    wrong = [s for s in sets
+             if (s["labels"].get("http.route"), s["labels"].get("slot"), s["labels"]["span_id"]) not in held]
+    measure(request, f"labels --watch: {len(sets)} request contexts seen, {len(wrong)} of no request")
+    assert len(sets) >= 4, proc.stdout
+    assert not wrong, wrong
+    assert all(s["labels"].get("service.name") == "node-groundtruth" for s in sets), sets
 
 
 def test_node_js_frames(request, tmp_path):

@@ -32,6 +32,7 @@
 #include "agent/export.h"
 #include "agent/metrics.h"
 #include "agent/spool.h"
+#include "registry/module.h"
 
 #define S  1000000000ull
 #define MS 1000000ull
@@ -107,8 +108,21 @@ static void test_metrics_text(void **state)
 				 .spool_bytes = 99,
 				 .execs = 4,
 				 .exec_delay_sum_ns = 2500000};
+	/* what the modules count: a runtime's walk, the unwind tables */
+	const struct proc_counters modules[] = {
+		{.title = "Python",
+		 .n = 2,
+		 .c = {{.name = "python_walks", .text = "walks", .value = 12},
+		       {.name = "python_faults", .text = "faults", .value = 1}}},
+		{.title = "unwind",
+		 .n = 1,
+		 .c = {{.name = "unwind_rows", .text = "rows", .value = 300, .gauge = true}}},
+	};
 	char buf[8192], small[16], line[128];
-	size_t n = metrics__render(&st, 1.5, 4096, buf, sizeof(buf)), i;
+	size_t n, i;
+
+	metrics__set_module_counters(&st, modules, 2);
+	n = metrics__render(&st, 1.5, 4096, buf, sizeof(buf));
 
 	assert_true(n < sizeof(buf));
 	assert_int_equal(strlen(buf), n);
@@ -126,6 +140,11 @@ static void test_metrics_text(void **state)
 	assert_non_null(strstr(buf, "# TYPE labelprof_exec_inspection_delay_seconds summary\n"
 				    "labelprof_exec_inspection_delay_seconds_sum 0.002500\n"
 				    "labelprof_exec_inspection_delay_seconds_count 4\n"));
+	assert_non_null(strstr(buf, "# HELP labelprof_python_walks_total Python: walks.\n"
+				    "# TYPE labelprof_python_walks_total counter\n"
+				    "labelprof_python_walks_total 12\n"));
+	assert_non_null(strstr(buf, "\nlabelprof_python_faults_total 1\n"));
+	assert_non_null(strstr(buf, "# TYPE labelprof_unwind_rows gauge\nlabelprof_unwind_rows 300\n"));
 	assert_non_null(strstr(buf, "\nprocess_cpu_seconds_total 1.50\n"));
 	assert_non_null(strstr(buf, "\nprocess_resident_memory_bytes 4096\n"));
 	assert_int_equal(buf[n - 1], '\n');

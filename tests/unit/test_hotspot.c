@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "proc/maps.h"
-#include "runtime/hotspot.h"
+#include "runtime/hotspot/hotspot.h"
 
 #define JAVA "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
 

@@ -19,8 +19,7 @@
 #include "lib/elf.h"
 #include "proc/tls.h"
 #include "lib/compiler.h"
-#include "runtime/node.h"
-#include "runtime/node_function.h"
+#include "runtime/node/node.h"
 
 static char dir[PATH_MAX - 64];
 

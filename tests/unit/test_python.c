@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "proc/maps.h"
-#include "runtime/python.h"
+#include "runtime/python/python.h"
 #include "skip.h"
 
 static void test_linetable_311(void **state)

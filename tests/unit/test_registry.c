@@ -162,7 +162,7 @@ static const struct proc_module *const test_modules[] = {&first_module, &absent_
 static struct registry *new_registry(void)
 {
 	struct registry_opts o = {
-		.target = {set_recipe, exec_seq, samples, NULL},
+		.target = {.set_recipe = set_recipe, .exec_seq = exec_seq, .samples = samples},
 		.modules = test_modules,
 		.max_processes = 16,
 	};

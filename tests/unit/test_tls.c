@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "lib/elf.h"
+#include "proc/golang.h"
 #include "proc/tls.h"
 #include "fixtures.h"
 #include "skip.h"
@@ -44,6 +45,40 @@
 #define AARCH64_SYSROOT "/usr/aarch64-linux-gnu"
 
 /* tests/tls/build.mk builds every fixture a test names on this host. */
+/*
+ * A process's recipe as the label sources find it (sources/): custom
+ * labels, the OTel thread context (whose error counts when neither is
+ * found), and a Go program's labels. Returns as tls_process__custom_labels.
+ */
+static int resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *recipe,
+			   struct tls_diag *diag)
+{
+	struct tls_process *tp;
+	struct tls_diag scratch;
+	int ret, oret;
+
+	memset(recipe, 0, sizeof(*recipe));
+	if (!diag)
+		diag = &scratch;
+	memset(diag, 0, sizeof(*diag));
+	ret = tls_process__open(cache, pid, NULL, &tp, diag);
+	if (ret)
+		return ret;
+	ret = tls_process__custom_labels(tp, recipe, diag);
+	if (ret != -ESRCH) {
+		oret = tls_process__otel_thread(tp, &recipe->otel, diag);
+		if (oret == -ESRCH || recipe->otel.access != LP_TLS_NONE)
+			ret = oret;
+		else if (recipe->form == LP_FORM_NONE && (!ret || ret == -ENOENT) && oret)
+			ret = oret;
+	}
+	if (tls_process__main_program(tp) && ret != -ESRCH)
+		golang__recipe(tls_process__main_program(tp), &recipe->go, diag->go,
+			       sizeof(diag->go));
+	tls_process__close(tp);
+	return ret;
+}
+
 static void need_fixture(const char *name)
 {
 	char path[PATH_MAX];
@@ -387,7 +422,7 @@ static void check_live_case(const struct live_case *c, struct tls_cache *cache)
 	int ret;
 
 	fixture_start(&fx, c->exe, c->lib, c->env);
-	ret = tls__resolve_process(cache, fx.pid, &recipe, &diag);
+	ret = resolve_process(cache, fx.pid, &recipe, &diag);
 	if (ret || recipe.form != c->form || (c->tls_case && diag.tls_case != c->tls_case) ||
 	    diag.libc != c->libc) {
 		fixture_stop(&fx);
@@ -448,13 +483,13 @@ static void test_no_labels(void **state)
 	struct fixture fx;
 
 	fixture_start(&fx, "exe-gcc-plain", NULL, NULL);
-	assert_int_equal(tls__resolve_process(NULL, fx.pid, &recipe, &diag), 0);
+	assert_int_equal(resolve_process(NULL, fx.pid, &recipe, &diag), 0);
 	fixture_stop(&fx);
 	assert_int_equal(recipe.form, LP_FORM_NONE);
 	assert_int_equal(recipe.labels.access, LP_TLS_NONE);
 	assert_int_equal(diag.tls_case, TLS_CASE_NONE);
 	/* And this process (a cmocka test) publishes none either. */
-	assert_int_equal(tls__resolve_process(NULL, getpid(), &recipe, NULL), 0);
+	assert_int_equal(resolve_process(NULL, getpid(), &recipe, NULL), 0);
 	assert_int_equal(recipe.form, LP_FORM_NONE);
 }
 
@@ -465,7 +500,7 @@ static void test_unknown_version(void **state)
 	struct fixture fx;
 
 	fixture_start(&fx, "exe-gcc-pie-v7", NULL, NULL);
-	assert_int_equal(tls__resolve_process(NULL, fx.pid, &recipe, &diag), 0);
+	assert_int_equal(resolve_process(NULL, fx.pid, &recipe, &diag), 0);
 	fixture_stop(&fx);
 	assert_int_equal(recipe.form, LP_FORM_NONE);
 	assert_non_null(strstr(diag.msg, "version 7"));
@@ -543,7 +578,7 @@ static void test_mount_namespace(void **state)
 	}
 	/* Not visible from here. */
 	assert_int_equal(access(dst, F_OK), -1);
-	ret = tls__resolve_process(NULL, fx.pid, &recipe, &diag);
+	ret = resolve_process(NULL, fx.pid, &recipe, &diag);
 	assert_int_equal(ret, 0);
 	assert_int_equal(recipe.form, LP_FORM_CUSTOM_LABELS_V1);
 	assert_string_equal(diag.object, dst);
@@ -578,7 +613,7 @@ static void test_deleted_library(void **state)
 	unlink(lib);
 	rmdir(dir);
 
-	assert_int_equal(tls__resolve_process(NULL, fx.pid, &recipe, &diag), 0);
+	assert_int_equal(resolve_process(NULL, fx.pid, &recipe, &diag), 0);
 	if (recipe.form != LP_FORM_CUSTOM_LABELS_V1) {
 		fixture_stop(&fx);
 		fail_msg("deleted library: form %u (%s)", recipe.form, diag.msg);
@@ -603,7 +638,7 @@ static void test_ldso_command(void **state)
 	assert_int_equal(access(ldso, X_OK), 0);
 	need_fixture("exe-gcc-pie-v1");
 	fixture_start_argv(&fx, argv, NULL);
-	assert_int_equal(tls__resolve_process(NULL, fx.pid, &recipe, &diag), 0);
+	assert_int_equal(resolve_process(NULL, fx.pid, &recipe, &diag), 0);
 	assert_int_equal(recipe.form, LP_FORM_CUSTOM_LABELS_V1);
 	assert_int_equal(diag.tls_case, TLS_CASE_EXE_STATIC);
 	assert_int_equal(recipe_apply(fx.pid, &recipe, fx.out.tp, &addr), APPLY_OK);
@@ -621,7 +656,7 @@ static void test_process_gone(void **state)
 	if (pid == 0)
 		_exit(0);
 	waitpid(pid, NULL, 0);
-	assert_int_equal(tls__resolve_process(NULL, pid, &recipe, &diag), -ESRCH);
+	assert_int_equal(resolve_process(NULL, pid, &recipe, &diag), -ESRCH);
 	assert_int_equal(recipe.form, LP_FORM_NONE);
 }
 
@@ -675,7 +710,7 @@ static void check_lazy(const char *env)
 	int ret;
 
 	fixture_start(&fx, "exe-gcc-plain", "lib-desc-v1.so", env);
-	assert_int_equal(tls__resolve_process(NULL, fx.pid, &recipe, NULL), 0);
+	assert_int_equal(resolve_process(NULL, fx.pid, &recipe, NULL), 0);
 	assert_int_equal(recipe.form, LP_FORM_CUSTOM_LABELS_V1);
 	base = object_base(fx.pid, "lib-desc-v1.so");
 	slot = base + reloc_slot("lib-desc-v1.so", TLS_RELOC_TLSDESC);
@@ -690,19 +725,19 @@ static void check_lazy(const char *env)
 	/* Not relocated: the resolver word is still 0. */
 	word = 0;
 	assert_int_equal(mem_write(fx.pid, slot, &word, 8), 0);
-	ret = tls__resolve_process(NULL, fx.pid, &again, NULL);
+	ret = resolve_process(NULL, fx.pid, &again, NULL);
 	assert_int_equal(ret, -EAGAIN);
 	assert_int_equal(again.form, LP_FORM_NONE);
 	/* Being resolved: the argument is the descriptor itself. */
 	assert_int_equal(mem_write(fx.pid, slot, &saved[0], 8), 0);
 	assert_int_equal(mem_write(fx.pid, slot + 8, &slot, 8), 0);
-	assert_int_equal(tls__resolve_process(NULL, fx.pid, &again, NULL), -EAGAIN);
+	assert_int_equal(resolve_process(NULL, fx.pid, &again, NULL), -EAGAIN);
 	/* Lazy: the argument points at the relocation, in read-only memory. */
 	assert_int_equal(mem_write(fx.pid, slot + 8, &base, 8), 0);
-	assert_int_equal(tls__resolve_process(NULL, fx.pid, &again, NULL), -EAGAIN);
+	assert_int_equal(resolve_process(NULL, fx.pid, &again, NULL), -EAGAIN);
 	/* Resolved again. */
 	assert_int_equal(mem_write(fx.pid, slot + 8, &saved[1], 8), 0);
-	assert_int_equal(tls__resolve_process(NULL, fx.pid, &again, NULL), 0);
+	assert_int_equal(resolve_process(NULL, fx.pid, &again, NULL), 0);
 	assert_memory_equal(&again, &recipe, sizeof(recipe));
 	fixture_stop(&fx);
 }
@@ -721,7 +756,7 @@ static void check_pending(const char *env)
 	int ret;
 
 	fixture_start(&fx, "exe-gcc-plain", "lib-desc-v1.so", env);
-	assert_int_equal(tls__resolve_process(NULL, fx.pid, &recipe, NULL), 0);
+	assert_int_equal(resolve_process(NULL, fx.pid, &recipe, NULL), 0);
 	slot = object_base(fx.pid, "lib-desc-v1.so") + reloc_slot("lib-desc-v1.so", TLS_RELOC_TLSDESC);
 	ret = mem_read_u64(fx.pid, slot, &saved[0]);
 	ret = ret ?: mem_read_u64(fx.pid, slot + 8, &saved[1]);
@@ -730,7 +765,7 @@ static void check_pending(const char *env)
 		fixture_stop(&fx);
 		fail_msg("/proc/PID/mem of our own child: %s", strerror(-ret));
 	}
-	assert_int_equal(tls__resolve_process(NULL, fx.pid, &pending, &diag), 0);
+	assert_int_equal(resolve_process(NULL, fx.pid, &pending, &diag), 0);
 	assert_int_equal(pending.form, LP_FORM_CUSTOM_LABELS_V1);
 	assert_int_equal(pending.labels.access, LP_TLS_TLSDESC);
 	assert_int_equal(diag.tls_case, TLS_CASE_TLSDESC_PENDING);
@@ -781,9 +816,9 @@ static void test_unrelocated_dtpmod(void **state)
 		fixture_stop(&fx);
 		fail_msg("/proc/PID/mem of our own child: %s", strerror(-ret));
 	}
-	assert_int_equal(tls__resolve_process(NULL, fx.pid, &recipe, NULL), -EAGAIN);
+	assert_int_equal(resolve_process(NULL, fx.pid, &recipe, NULL), -EAGAIN);
 	assert_int_equal(mem_write(fx.pid, slot, &saved, 8), 0);
-	assert_int_equal(tls__resolve_process(NULL, fx.pid, &recipe, NULL), 0);
+	assert_int_equal(resolve_process(NULL, fx.pid, &recipe, NULL), 0);
 	assert_int_equal(recipe.labels.dtv_modid, saved);
 	fixture_stop(&fx);
 }
@@ -799,11 +834,11 @@ static void test_cache_hits(void **state)
 
 	assert_non_null(cache);
 	fixture_start(&fx, "exe-gcc-linked-desc", NULL, NULL);
-	assert_int_equal(tls__resolve_process(cache, fx.pid, &r1, NULL), 0);
+	assert_int_equal(resolve_process(cache, fx.pid, &r1, NULL), 0);
 	tls_cache__stats(cache, &s1);
 	assert_true(s1.misses >= 3); /* exe, its library, libc, ... */
 	assert_int_equal(s1.entries, s1.misses);
-	assert_int_equal(tls__resolve_process(cache, fx.pid, &r2, NULL), 0);
+	assert_int_equal(resolve_process(cache, fx.pid, &r2, NULL), 0);
 	tls_cache__stats(cache, &s2);
 	assert_int_equal(s2.misses, s1.misses);
 	assert_int_equal(s2.hits, s1.hits + s1.misses);
@@ -823,7 +858,7 @@ static void test_cache_eviction(void **state)
 	assert_non_null(cache);
 	fixture_start(&fx, "exe-gcc-linked-desc", NULL, NULL);
 	for (i = 0; i < 3; i++) {
-		assert_int_equal(tls__resolve_process(cache, fx.pid, &r, NULL), 0);
+		assert_int_equal(resolve_process(cache, fx.pid, &r, NULL), 0);
 		assert_int_equal(r.form, LP_FORM_CUSTOM_LABELS_V1);
 	}
 	tls_cache__stats(cache, &s);
@@ -861,11 +896,11 @@ static void test_cache_invalidation(void **state)
 	assert_int_equal(read_output(out_fd, &fx.out), 0);
 	close(out_fd);
 
-	assert_int_equal(tls__resolve_process(cache, fx.pid, &r, NULL), 0);
+	assert_int_equal(resolve_process(cache, fx.pid, &r, NULL), 0);
 	assert_int_equal(r.form, LP_FORM_CUSTOM_LABELS_V1);
 	tls_cache__stats(cache, &s1);
 	assert_int_equal(utimensat(AT_FDCWD, lib, times, 0), 0);
-	assert_int_equal(tls__resolve_process(cache, fx.pid, &r, NULL), 0);
+	assert_int_equal(resolve_process(cache, fx.pid, &r, NULL), 0);
 	assert_int_equal(r.form, LP_FORM_CUSTOM_LABELS_V1);
 	tls_cache__stats(cache, &s2);
 	assert_int_equal(s2.misses, s1.misses + 1);

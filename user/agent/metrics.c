@@ -13,6 +13,7 @@
 #include "agent/metrics.h"
 #include "lib/clock.h"
 #include "proc/stat.h"
+#include "registry/module.h"
 #include "version.h"
 
 int metrics__self(double *cpu_seconds, __u64 *rss_bytes)
@@ -59,6 +60,50 @@ static void metric(struct render *r, const char *name, const char *type, const c
 	    (unsigned long long)v);
 }
 
+void metrics__set_module_counters(struct agent_stats *st, const struct proc_counters *c, size_t n)
+{
+	__u64 slots = stats__get(&st->nr_module_counters), k = 0;
+	struct agent_module_counter *m;
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < c[i].n && k < AGENT_MAX_MODULE_COUNTERS; j++, k++) {
+			m = &st->module_counters[k];
+			/* a slot published keeps its names: a session's modules are the last's */
+			if (k >= slots) {
+				__atomic_store_n(&m->name, c[i].c[j].name, __ATOMIC_RELEASE);
+				__atomic_store_n(&m->title, c[i].title, __ATOMIC_RELEASE);
+				__atomic_store_n(&m->text, c[i].c[j].text, __ATOMIC_RELEASE);
+				stats__set(&m->gauge, c[i].c[j].gauge);
+			}
+			stats__set(&m->value, c[i].c[j].value);
+		}
+	}
+	if (k > slots)
+		stats__set(&st->nr_module_counters, k);
+}
+
+/* The modules' counters: labelprof_NAME, or labelprof_NAME_total for a count. */
+static void module_metrics(struct render *r, const struct agent_stats *st)
+{
+	__u64 n = stats__get(&st->nr_module_counters), i;
+	const struct agent_module_counter *m;
+	const char *name, *type, *total;
+
+	for (i = 0; i < n && i < AGENT_MAX_MODULE_COUNTERS; i++) {
+		m = &st->module_counters[i];
+		name = __atomic_load_n(&m->name, __ATOMIC_ACQUIRE);
+		type = stats__get(&m->gauge) ? "gauge" : "counter";
+		total = stats__get(&m->gauge) ? "" : "_total";
+		put(r,
+		    "# HELP labelprof_%s%s %s: %s.\n# TYPE labelprof_%s%s %s\nlabelprof_%s%s "
+		    "%llu\n",
+		    name, total, __atomic_load_n(&m->title, __ATOMIC_ACQUIRE),
+		    __atomic_load_n(&m->text, __ATOMIC_ACQUIRE), name, total, type, name, total,
+		    (unsigned long long)stats__get(&m->value));
+	}
+}
+
 size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 rss_bytes, char *buf,
 		       size_t len)
 {
@@ -91,6 +136,7 @@ size_t metrics__render(const struct agent_stats *st, double cpu_seconds, __u64 r
 	    "labelprof_exec_inspection_delay_seconds_sum %.6f\n"
 	    "labelprof_exec_inspection_delay_seconds_count %llu\n",
 	    stats__get(&st->exec_delay_sum_ns) / 1e9, (unsigned long long)stats__get(&st->execs));
+	module_metrics(&r, st);
 	metric(&r, "labelprof_intervals_total", "counter", "Profiles (intervals) completed.",
 	       stats__get(&st->intervals));
 	metric(&r, "labelprof_export_success_total", "counter",

@@ -16,6 +16,18 @@
 #include <sys/socket.h>
 #include <linux/types.h>
 
+/* The modules' counters (registry/module.h) the agent serves, at most. */
+#define AGENT_MAX_MODULE_COUNTERS 64
+
+/* One of them: names and texts are the modules' own (static) strings. */
+struct agent_module_counter {
+	const char *name;
+	const char *title;
+	const char *text;
+	__u64 value;
+	__u64 gauge;
+};
+
 struct agent_stats {
 	__u64 samples; /* counters: since the agent started */
 	__u64 samples_with_labels;
@@ -35,6 +47,13 @@ struct agent_stats {
 	__u64 processes_tracked; /* gauges */
 	__u64 spool_bytes;
 	__u64 spool_intervals;
+	/*
+	 * The modules' counters of the current session (a runtime's walk, the
+	 * unwind tables): slots [0, nr_module_counters), each filled before
+	 * the count that publishes it (metrics__set_module_counters).
+	 */
+	__u64 nr_module_counters;
+	struct agent_module_counter module_counters[AGENT_MAX_MODULE_COUNTERS];
 	/* health (metrics__health), not metrics; times are CLOCK_MONOTONIC ns */
 	__u64 loop_ns;		  /* the sampling loop's last pass; 0: not sampling */
 	__u64 interval_ns;	  /* the interval in force */
@@ -56,6 +75,11 @@ static inline __u64 stats__get(const __u64 *v)
 {
 	return __atomic_load_n(v, __ATOMIC_ACQUIRE);
 }
+
+struct proc_counters;
+
+/* Publishes the modules' counters, n groups (registry__counters), in st. */
+void metrics__set_module_counters(struct agent_stats *st, const struct proc_counters *c, size_t n);
 
 /* The agent's own CPU time and resident memory, from /proc/self/stat. 0 or -errno. */
 int metrics__self(double *cpu_seconds, __u64 *rss_bytes);

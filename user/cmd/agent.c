@@ -25,6 +25,7 @@
 #include "cmd/commands.h"
 #include "format/output.h"
 #include "lib/clock.h"
+#include "lib/compiler.h"
 #include "lib/msg.h"
 #include "registry/registry.h"
 #include "profile/profile.h"
@@ -101,6 +102,7 @@ static int encode(const struct agent *a, enum output_format format, const struct
 
 static void update_stats(struct agent *a)
 {
+	struct proc_counters mc[REGISTRY_MAX_MODULES];
 	struct lp_counters c;
 	struct registry_stats ps;
 
@@ -120,6 +122,8 @@ static void update_stats(struct agent *a)
 	/* the sum before its count: a scrape never sees a count without its delays */
 	stats__set(&a->stats.exec_delay_sum_ns, ps.exec_delay_sum_ns);
 	stats__set(&a->stats.execs, ps.execs);
+	metrics__set_module_counters(&a->stats, mc,
+				     registry__counters(a->session->registry, mc, ARRAY_SIZE(mc)));
 }
 
 static void start_interval(struct agent *a)

@@ -3,7 +3,6 @@
 #include <argp.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -19,14 +18,14 @@
 #include "sampling/features.h"
 #include "format/fmt.h"
 #include "lib/elf.h"
+#include "proc/linked.h"
 #include "proc/otel_ctx.h"
 #include "proc/root.h"
 #include "proc/maps.h"
 #include "proc/stat.h"
 #include "proc/tls.h"
-#include "runtime/hotspot.h"
-#include "runtime/node.h"
-#include "runtime/python.h"
+#include "registry/registry.h"
+#include "sampling/probe.h"
 
 struct inspect_env {
 	const char *target;
@@ -126,7 +125,7 @@ static struct tls_model file_tls_model(const struct tls_file_info *info)
 		__u32 kind;
 		struct tls_model model;
 	} by_reloc[] = {
-		/* the order tls__resolve_process tries them in */
+		/* the order the custom labels source tries them in */
 		{TLS_RELOC_TLSDESC, {"tlsdesc", "TLSDESC (a descriptor the loader resolves)"}},
 		{TLS_RELOC_TPOFF, {"initial_exec", "initial-exec (an offset from tp in the GOT)"}},
 		{TLS_RELOC_DTPMOD,
@@ -162,12 +161,17 @@ static void no_labels_reason(const struct tls_file_info *info, char *buf, size_t
 			 "custom_labels_abi_version is not in the file and no TLS label symbol");
 }
 
-static void put_str_json(const char *s)
+static void put_json_str(FILE *f, const char *s)
 {
 	if (s)
-		fmt__json_bytes(stdout, s, strlen(s));
+		fmt__json_bytes(f, s, strlen(s));
 	else
-		fputs("null", stdout);
+		fputs("null", f);
+}
+
+static void put_str_json(const char *s)
+{
+	put_json_str(stdout, s);
 }
 
 /* A Go executable's version and how its goroutine labels are read, or why not; NULL if not Go. */
@@ -288,111 +292,6 @@ static void put_file_text(const char *path, const struct tls_file_info *info, co
 		       info->relocs[i].local ? "module's own TLS block" : "label symbol");
 }
 
-/*
- * Where the dynamic loader looks for a DT_NEEDED library besides DT_RPATH,
- * DT_RUNPATH and LD_LIBRARY_PATH (ld.so.cache aside): the multiarch and
- * plain system directories.
- */
-static const char *const system_lib_dirs[] = {
-	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-	"/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-	"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
-};
-
-/* A label library the file links: what DT_NEEDED names, where it was found. */
-struct linked_library {
-	char needed[NAME_MAX + 1];
-	char path[PATH_MAX];
-	__u32 form;
-};
-
-/* The first of the colon-separated dirs ($ORIGIN: origin) holding name, into out. */
-static bool find_in_dirs(const char *dirs, const char *origin, const char *name, char *out,
-			 size_t len)
-{
-	const char *dir, *end;
-	size_t n;
-
-	for (dir = dirs; dir && *dir; dir = *end ? end + 1 : end) {
-		end = strchrnul(dir, ':');
-		n = end - dir;
-		if (n >= 7 && !strncmp(dir, "$ORIGIN", 7))
-			snprintf(out, len, "%s%.*s/%s", origin, (int)(n - 7), dir + 7, name);
-		else if ((size_t)snprintf(out, len, "%.*s/%s", (int)n, dir, name) >= len)
-			continue;
-		if (!access(out, R_OK))
-			return true;
-	}
-	return false;
-}
-
-/*
- * Of the libraries path links (DT_NEEDED), the first that publishes labels,
- * found as the loader would. Returns 0 or -ENOENT.
- */
-static int find_label_library(const char *path, struct linked_library *lib)
-{
-	char origin[PATH_MAX], real[PATH_MAX], err[256];
-	const char *needed[64], *rpath = NULL, *runpath = NULL, *name;
-	struct tls_file_info info;
-	struct elf_file *ef;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
-	GElf_Dyn dyn;
-	Elf_Data *data;
-	size_t i, k, n = 0;
-	int ret = -ENOENT;
-	bool found;
-
-	ef = elf_file__open(path, err, sizeof(err));
-	if (!ef)
-		return -ENOENT;
-	snprintf(origin, sizeof(origin), "%s", realpath(path, real) ? dirname(real) : ".");
-	while ((scn = elf_nextscn(elf_file__elf(ef), scn))) {
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC ||
-		    !(data = elf_getdata(scn, NULL)))
-			continue;
-		for (i = 0; gelf_getdyn(data, i, &dyn) && dyn.d_tag != DT_NULL; i++) {
-			name = elf_strptr(elf_file__elf(ef), shdr.sh_link, dyn.d_un.d_val);
-			if (!name)
-				continue;
-			if (dyn.d_tag == DT_NEEDED && n < ARRAY_SIZE(needed))
-				needed[n++] = name;
-			else if (dyn.d_tag == DT_RPATH)
-				rpath = name;
-			else if (dyn.d_tag == DT_RUNPATH)
-				runpath = name;
-		}
-	}
-	for (k = 0; k < n && ret; k++) {
-		name = needed[k];
-		if (strchr(name, '/')) {
-			snprintf(lib->path, sizeof(lib->path), "%s", name);
-			found = !access(lib->path, R_OK);
-		} else {
-			/* ld.so's order: DT_RPATH (unless DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH */
-			found = (!runpath && find_in_dirs(rpath, origin, name, lib->path,
-							  sizeof(lib->path))) ||
-				find_in_dirs(getenv("LD_LIBRARY_PATH"), origin, name, lib->path,
-					     sizeof(lib->path)) ||
-				find_in_dirs(runpath, origin, name, lib->path, sizeof(lib->path));
-		}
-		for (i = 0; !found && i < ARRAY_SIZE(system_lib_dirs); i++)
-			found = find_in_dirs(system_lib_dirs[i], origin, name, lib->path,
-					     sizeof(lib->path));
-		if (!found || tls__inspect_file(lib->path, &info, NULL, 0) ||
-		    info.form == LP_FORM_NONE)
-			continue;
-		if (realpath(lib->path, real))
-			snprintf(lib->path, sizeof(lib->path), "%s", real);
-		snprintf(lib->needed, sizeof(lib->needed), "%s", name);
-		lib->form = info.form;
-		ret = 0;
-	}
-	elf_file__close(ef);
-	return ret;
-}
-
 /* The label library in JSON: what the text's "linked label library" line says, or null. */
 static void put_linked_json(const struct linked_library *lib)
 {
@@ -421,7 +320,7 @@ static int inspect_file(const struct inspect_env *env)
 		return 1;
 	}
 	/* labels are often published by a library the file links, not by the file */
-	linked = info.form == LP_FORM_NONE && !find_label_library(env->target, &lib);
+	linked = info.form == LP_FORM_NONE && !linked__label_library(env->target, &lib);
 	if (env->json) {
 		put_file_json_members(env->target, &info);
 		fputs(",\"linked_label_library\":", stdout);
@@ -587,178 +486,15 @@ static void put_otel_process(pid_t pid, bool json)
 	otel_ctx__free(ctx);
 }
 
-/* The CPython interpreter the process runs, as record would find it, or why it cannot be read. */
-static void put_python(pid_t pid, bool json)
-{
-	__u64 tids[LP_PY_MAX_THREADS], bias = 0;
-	const struct maps_entry *file = NULL;
-	struct maps *maps = NULL;
-	struct py_image img;
-	char err[160] = "";
-	int ret, n = 0, i;
-
-	ret = maps__read(pid, 0, &maps);
-	if (!ret)
-		ret = py_image__find(pid, maps, &img, &bias, &file, err, sizeof(err));
-	if (!ret)
-		n = py_thread_states(pid, &img, bias, tids, ARRAY_SIZE(tids));
-	if (ret && !err[0] && ret != -ENOENT)
-		snprintf(err, sizeof(err), "%s", strerror(-ret));
-	if (json) {
-		fputs(",\"python\":", stdout);
-		if (ret == -ENOENT) {
-			fputs("null", stdout);
-		} else if (ret) {
-			fputs("{\"message\":", stdout);
-			put_str_json(err);
-			putchar('}');
-		} else {
-			printf("{\"message\":\"ok\",\"version\":\"%u.%u\",\"file\":", img.version >> 8,
-			       img.version & 0xff);
-			put_str_json(file->path);
-			printf(",\"offsets\":\"%s\",\"thread_states\":", img.source);
-			if (n < 0)
-				fputs("null", stdout);
-			else
-				printf("%d", n);
-			/* before 3.11 a thread state holds its pthread_t, not its tid */
-			printf(",\"thread_ids\":\"%s\",\"threads\":[",
-			       img.ref.flags & LP_PY_NATIVE_TID ? "tid" : "pthread_t");
-			for (i = 0; i < n; i++)
-				printf("%s%" PRIu64, i ? "," : "", (uint64_t)tids[i]);
-			fputs("]}", stdout);
-		}
-	} else if (ret && ret != -ENOENT) {
-		fmt__text_line(stdout, "  Python: not read: %s", err);
-	} else if (!ret) {
-		fmt__text_line(stdout, "  Python %u.%u: %s, offsets from %s", img.version >> 8,
-			       img.version & 0xff, file->path, img.source);
-		if (n < 0) {
-			printf("    thread states: not read: %s\n", strerror(-n));
-		} else {
-			printf("    thread states: %d%s", n,
-			       n ? (img.ref.flags & LP_PY_NATIVE_TID ? ", tids" : ", pthread_t")
-				 : "");
-			for (i = 0; i < n; i++)
-				printf(" %" PRIu64, (uint64_t)tids[i]);
-			putchar('\n');
-		}
-	}
-	maps__free(maps);
-}
-
-/* The HotSpot JVM the process runs, as record would find it, or why it cannot be read. */
-static void put_java(pid_t pid, bool json)
-{
-	const struct maps_entry *file = NULL;
-	struct maps *maps = NULL;
-	const struct lp_java_ref *r;
-	struct hs_vm *vm;
-	char err[160] = "";
-	__u32 i;
-	int ret;
-
-	vm = malloc(sizeof(*vm));
-	if (!vm)
-		return;
-	r = &vm->ref;
-	ret = maps__read(pid, 0, &maps);
-	if (!ret)
-		ret = hs_vm__find(pid, maps, vm, &file, err, sizeof(err));
-	if (ret == -EAGAIN)
-		snprintf(err, sizeof(err), "the JVM has not set up its code cache yet");
-	else if (ret && !err[0] && ret != -ENOENT)
-		snprintf(err, sizeof(err), "%s", strerror(-ret));
-	if (json) {
-		fputs(",\"java\":", stdout);
-		if (ret == -ENOENT) {
-			fputs("null", stdout);
-		} else if (ret) {
-			fputs("{\"message\":", stdout);
-			put_str_json(err);
-			putchar('}');
-		} else {
-			fputs("{\"message\":\"ok\",\"version\":", stdout);
-			put_str_json(vm->release);
-			fputs(",\"file\":", stdout);
-			put_str_json(file->path);
-			printf(",\"vmstructs_entries\":%u,\"code_cache\":[%" PRIu64 ",%" PRIu64
-			       "],\"interpreter\":[%" PRIu64 ",%" PRIu64 "],\"segment_size\":%u,"
-			       "\"nmethod_vtable\":%s,\"heaps\":[",
-			       vm->entries, (uint64_t)r->cc_low, (uint64_t)r->cc_high,
-			       (uint64_t)r->interp_low, (uint64_t)r->interp_high,
-			       1u << r->log2_segment, r->nmethod_vtable ? "true" : "false");
-			for (i = 0; i < r->heap_count; i++)
-				printf("%s[%" PRIu64 ",%" PRIu64 "]", i ? "," : "",
-				       (uint64_t)r->heaps[i].low, (uint64_t)r->heaps[i].high);
-			fputs("]}", stdout);
-		}
-	} else if (ret && ret != -ENOENT) {
-		fmt__text_line(stdout, "  Java: not read: %s", err);
-	} else if (!ret) {
-		fmt__text_line(stdout, "  Java: HotSpot %s: %s, VMStructs read (%u entries)",
-			       vm->release, file->path, vm->entries);
-		printf("    code cache 0x%" PRIx64 "-0x%" PRIx64
-		       ", %u heap%s, segments of %u bytes; "
-		       "interpreter 0x%" PRIx64 "-0x%" PRIx64 "\n",
-		       (uint64_t)r->cc_low, (uint64_t)r->cc_high, r->heap_count,
-		       r->heap_count == 1 ? "" : "s", 1u << r->log2_segment,
-		       (uint64_t)r->interp_low, (uint64_t)r->interp_high);
-		if (!r->nmethod_vtable)
-			printf("    compiled frames: not told from stubs (libjvm has no symbol "
-			       "table)\n");
-	}
-	maps__free(maps);
-	free(vm);
-}
-
-/* Where JavaScript frames are found from, as record finds it, or why not. */
-static void put_js(pid_t pid, bool json)
-{
-	struct node_js_layout l;
-	struct maps *maps = NULL;
-	char msg[320] = "";
-	int ret;
-
-	ret = maps__read(pid, 0, &maps);
-	if (!ret)
-		ret = node__find_js_layout(pid, maps, &l, msg, sizeof(msg));
-	if (json) {
-		fputs(",\"javascript\":", stdout);
-		if (ret == -ENOENT) {
-			fputs("null", stdout);
-		} else {
-			fputs("{\"message\":", stdout);
-			put_str_json(ret ? msg : "ok");
-			if (!ret) {
-				fputs(",\"file\":", stdout);
-				put_str_json(msg);
-				printf(",\"fp_function\":%d,\"fp_marker\":%d", l.ref.fp_function,
-				       l.ref.fp_marker);
-			}
-			putchar('}');
-		}
-	} else if (!ret) {
-		fmt__text_line(stdout, "  JavaScript frames: V8 postmortem constants of %s", msg);
-	} else if (ret != -ENOENT) {
-		fmt__text_line(stdout, "  JavaScript frames: not read: %s", msg);
-	}
-	maps__free(maps);
-}
-
-/* A Node.js process's OTel thread context: the V8 layout too, as record reads it. */
-static void node_ctx(pid_t pid, struct lp_recipe *r, struct tls_diag *diag)
-{
-	struct maps *maps = NULL;
-
-	maps__read(pid, 0, &maps);
-	if (node__thread_ctx(pid, maps, &r->node, diag->otel_msg, sizeof(diag->otel_msg)))
-		r->otel.access = LP_TLS_NONE;
-	maps__free(maps);
-}
-
 static int inspect_pid(const struct inspect_env *env)
 {
+	const struct proc_report rep = {
+		.out = stdout,
+		.json = env->json,
+		.json_str = put_json_str,
+		.text_line = fmt__text_line,
+	};
+	struct registry *reg;
 	struct lp_recipe r;
 	struct tls_diag diag;
 	struct tls_file_info info;
@@ -767,15 +503,20 @@ static int inspect_pid(const struct inspect_env *env)
 	struct stat st;
 	int err, fd;
 
-	err = tls__resolve_process(NULL, env->pid, &r, &diag);
-	if (!err && r.otel.access != LP_TLS_NONE && diag.otel_nodejs)
-		node_ctx(env->pid, &r, &diag);
+	/* what the modules of a recording find */
+	reg = probe__process(env->pid, &r, &diag, &err);
+	if (!reg) {
+		fprintf(stderr, "labelprof: cannot inspect pid %d: %s\n", env->pid, strerror(-err));
+		return 1;
+	}
 	if (err == -ESRCH) {
 		fprintf(stderr, "labelprof: no such process: %d\n", env->pid);
+		registry__free(reg);
 		return 1;
 	}
 	if (err == -EACCES || err == -EPERM) {
 		fmt__text_line(stderr, "labelprof: pid %d: not permitted: %s", env->pid, diag.msg);
+		registry__free(reg);
 		return 1;
 	}
 	kthread = proc_is_kernel_thread(env->pid);
@@ -833,9 +574,7 @@ static int inspect_pid(const struct inspect_env *env)
 		put_otel_process(env->pid, true);
 		fputs(",\"go\":", stdout);
 		put_str_json(diag.go[0] ? diag.go : NULL);
-		put_python(env->pid, true);
-		put_java(env->pid, true);
-		put_js(env->pid, true);
+		registry__describe(reg, env->pid, &rep);
 		fputs("}\n", stdout);
 	} else {
 		fmt__text_line(stdout, "pid %d: %s: %s", env->pid, summary, diag.msg);
@@ -854,10 +593,9 @@ static int inspect_pid(const struct inspect_env *env)
 		}
 		if (diag.go[0])
 			fmt__text_line(stdout, "  go: %s", diag.go);
-		put_python(env->pid, false);
-		put_java(env->pid, false);
-		put_js(env->pid, false);
+		registry__describe(reg, env->pid, &rep);
 	}
+	registry__free(reg);
 	return 0;
 }
 

@@ -24,8 +24,10 @@
 #include "profile/otel_labels.h"
 #include "profile/profile.h"
 #include "proc/stat.h"
-#include "sampling/sampler.h"
 #include "proc/tls.h"
+#include "registry/registry.h"
+#include "sampling/probe.h"
+#include "sampling/sampler.h"
 
 /* --watch without SECONDS */
 #define WATCH_DEFAULT_S 5
@@ -353,6 +355,7 @@ static int put_labels(struct labels_run *run)
 static int find_recipe(const struct labels_env *env, struct lp_recipe *r, struct tls_diag *diag)
 {
 	pid_t tgid = proc_tgid(env->pid);
+	struct registry *reg;
 	int err;
 
 	if (tgid == -ESRCH) {
@@ -375,8 +378,13 @@ static int find_recipe(const struct labels_env *env, struct lp_recipe *r, struct
 			env->pid, env->pid);
 		return -ENOENT;
 	}
-	/* diag quotes the process's file names: escaped */
-	err = tls__resolve_process(NULL, env->pid, r, diag);
+	/* what the modules of a recording find; diag quotes the process's file names: escaped */
+	reg = probe__process(env->pid, r, diag, &err);
+	if (!reg) {
+		fprintf(stderr, "labelprof: pid %d: %s\n", env->pid, strerror(-err));
+		return err;
+	}
+	registry__free(reg);
 	/* a Go program's labels are read whatever became of custom labels */
 	if (r->go.format != LP_GO_NONE && err != -ESRCH && err != -EACCES && err != -EPERM)
 		return 0;

@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cmd/commands.h"
 #include "lib/clock.h"
+#include "lib/compiler.h"
 #include "lib/msg.h"
 #include "format/output.h"
 #include "profile/labelsel.h"
@@ -143,15 +144,35 @@ static int release_command(int go_fd, int err_fd)
 	return e;
 }
 
+/*
+ * A line per module that counts (a runtime's walk, the unwind tables):
+ * problems are shown as the label read faults are, the rest only on request.
+ */
+static void print_module_counters(const struct session *s, bool verbose)
+{
+	struct proc_counters mc[REGISTRY_MAX_MODULES];
+	size_t n = registry__counters(s->registry, mc, ARRAY_SIZE(mc)), i, k;
+	bool show;
+
+	for (i = 0; i < n; i++) {
+		show = false;
+		for (k = 0; k < mc[i].n; k++)
+			show |= mc[i].c[k].value && (verbose || mc[i].c[k].problem);
+		if (!show)
+			continue;
+		fprintf(stderr, "labelprof: %s: ", mc[i].title);
+		for (k = 0; k < mc[i].n; k++)
+			fprintf(stderr, "%s%llu %s", !k ? "" : mc[i].c[k].clause ? "; " : ", ",
+				(unsigned long long)mc[i].c[k].value, mc[i].c[k].text);
+		fputc('\n', stderr);
+	}
+}
+
 static void print_summary(const struct session *s, const struct lp_counters *c, double secs,
 			  bool verbose)
 {
-	struct unwind_stats us;
 	struct symbolizer_stats ss;
 	struct registry_stats ps;
-	struct lp_py_counters py;
-	struct lp_java_counters java;
-	struct lp_v8_counters v8;
 
 	registry__stats(s->registry, &ps);
 	symbolizer__stats(s->symbolizer, &ss);
@@ -191,46 +212,7 @@ static void print_summary(const struct session *s, const struct lp_counters *c, 
 			"at most\n",
 			(unsigned long long)ps.execs, msg__s(ps.execs),
 			ps.exec_delay_sum_ns / 1e6 / ps.execs, ps.exec_delay_max_ns / 1e6);
-	/* faults are shown as the label read faults are; the rest only on request */
-	if (!sampler__read_py_counters(s->sampler, &py) && (py.faults || (verbose && py.walks)))
-		fprintf(stderr,
-			"labelprof: Python: %llu walks, %llu frames, %llu samples of threads "
-			"without a thread state, %llu faults, %llu truncated at %u frames\n",
-			(unsigned long long)py.walks, (unsigned long long)py.frames,
-			(unsigned long long)py.no_thread, (unsigned long long)py.faults,
-			(unsigned long long)py.truncated, LP_MAX_PY_FRAMES);
-	if (!sampler__read_java_counters(s->sampler, &java) &&
-	    (java.faults || java.no_blob ||
-	     (verbose && java.interpreted + java.compiled + java.stubs)))
-		fprintf(stderr,
-			"labelprof: Java: %llu interpreted frames, %llu compiled, %llu of stubs; "
-			"%llu pcs in no code blob, %llu faults\n",
-			(unsigned long long)java.interpreted, (unsigned long long)java.compiled,
-			(unsigned long long)java.stubs, (unsigned long long)java.no_blob,
-			(unsigned long long)java.faults);
-	if (!sampler__read_v8_counters(s->sampler, &v8) &&
-	    (v8.faults || (verbose && v8.js + v8.typed + v8.not_js)))
-		fprintf(stderr,
-			"labelprof: JavaScript: %llu frames, %llu typed V8 frames, %llu frames "
-			"of V8's shape without a function, %llu faults\n",
-			(unsigned long long)v8.js, (unsigned long long)v8.typed,
-			(unsigned long long)v8.not_js, (unsigned long long)v8.faults);
-	if (verbose && s->unwind) {
-		unwind__stats(s->unwind, &us);
-		fprintf(stderr,
-			"labelprof: unwind: %llu objects, %llu rows, %llu KiB in BPF (%llu KiB of "
-			"shards), %llu tables built in %.1f ms, %llu evicted, %llu errors, %llu "
-			"processes without room; frames: %llu by CFI, %llu by frame pointers, %llu "
-			"table misses, %llu without a rule; %llu walks truncated\n",
-			(unsigned long long)us.objects, (unsigned long long)us.rows,
-			(unsigned long long)us.bytes >> 10,
-			(unsigned long long)us.shard_bytes >> 10, (unsigned long long)us.builds,
-			us.build_ns / 1e6, (unsigned long long)us.evictions,
-			(unsigned long long)us.errors, (unsigned long long)us.procs_full,
-			(unsigned long long)us.bpf.cfi_frames, (unsigned long long)us.bpf.fp_frames,
-			(unsigned long long)us.bpf.misses, (unsigned long long)us.bpf.no_rule,
-			(unsigned long long)us.bpf.truncated);
-	}
+	print_module_counters(s, verbose);
 }
 
 /* One status line, rewritten in place: only for a terminal. */

@@ -645,33 +645,3 @@ int tls_process__otel_thread(struct tls_process *tp, struct lp_tls_ref *ref, str
 {
 	return proc__resolve_otel(&tp->p, tp->main_program, ref, diag);
 }
-
-int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *recipe,
-			 struct tls_diag *diag)
-{
-	struct tls_process *tp;
-	struct tls_diag scratch;
-	int ret, oret;
-
-	memset(recipe, 0, sizeof(*recipe));
-	if (!diag)
-		diag = &scratch;
-	memset(diag, 0, sizeof(*diag));
-	ret = tls_process__open(cache, pid, NULL, &tp, diag);
-	if (ret)
-		return ret;
-	ret = tls_process__custom_labels(tp, recipe, diag);
-	if (ret != -ESRCH) {
-		oret = tls_process__otel_thread(tp, &recipe->otel, diag);
-		/* either source found is a recipe; the OTel context's error counts when none is */
-		if (oret == -ESRCH || recipe->otel.access != LP_TLS_NONE)
-			ret = oret;
-		else if (recipe->form == LP_FORM_NONE && (!ret || ret == -ENOENT) && oret)
-			ret = oret;
-	}
-	/* a Go program's goroutine labels, besides any custom labels (docs/design.md section 8) */
-	if (tp->main_program && ret != -ESRCH)
-		golang__recipe(&tp->main_program->info, &recipe->go, diag->go, sizeof(diag->go));
-	tls_process__close(tp);
-	return ret;
-}

@@ -154,26 +154,18 @@ void tls_cache__free(struct tls_cache *cache);
 void tls_cache__stats(const struct tls_cache *cache, struct tls_cache_stats *stats);
 
 /*
- * Computes the recipe of a live process from its mappings, opening files
- * inside its root (proc/root.h) and reading GOT words through /proc/PID/mem. cache
- * may be NULL. Returns 0 (recipe->form is LP_FORM_NONE when the process
- * publishes no labels, or only an unknown ABI version), -EAGAIN when the
- * label object's TLS slot is not resolved yet (retry later), -ESRCH when the
- * process is gone, -ENOENT when labels are published but their TLS cannot be
- * located, other -errno on errors. recipe->otel locates the OTel thread
- * context when a mapped object defines otel_thread_ctx_v1; when it is found,
- * the custom labels' errors other than -ESRCH give way to 0. diag (may be
- * NULL) says which object and case, or why not, for both.
- */
-int tls__resolve_process(struct tls_cache *cache, int pid, struct lp_recipe *recipe,
-			 struct tls_diag *diag);
-
-/*
- * The same in parts, for callers that read a process's maps once and hand
- * them to each label source (registry/): open inspects the objects mapped
- * in maps (a reference is taken; NULL: read /proc/PID/maps), then each
- * source locates its own TLS symbol. Return values as above, per source;
- * diag must be zeroed by the caller, each part fills its own fields.
+ * A live process's label sources, for callers that read its maps once and
+ * hand them to each source (registry/): open inspects the objects mapped
+ * in maps (a reference is taken; NULL: read /proc/PID/maps), opening files
+ * inside the process's root (proc/root.h); cache may be NULL. Then each
+ * source locates its own TLS symbol, reading GOT words through
+ * /proc/PID/mem. Each returns 0 (its part of the recipe empty when the
+ * process publishes none, or only an unknown ABI version), -EAGAIN when
+ * the label object's TLS slot is not resolved yet (retry later), -ESRCH
+ * when the process is gone, -ENOENT when labels are published but their
+ * TLS cannot be located, other -errno on errors. diag must be zeroed by
+ * the caller; each part fills its own fields: which object and case, or
+ * why not.
  */
 struct maps;
 struct tls_process;

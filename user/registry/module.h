@@ -1,19 +1,24 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The interface between the process registry and what learns something from
- * a process (docs/design.md section 2): label sources (custom labels, the
- * OpenTelemetry contexts, Go labels), the unwind tables, the symbolizer and,
- * later, language runtimes. The registry reads a process's memory map once
- * per event and hands the same view to every module; each module recognises
- * the process, fills its part of the BPF recipe, and forgets the process
- * when its image ends. A module keeps no pid table: its per-process state is
- * a block the registry allocates and passes in.
+ * a process (docs/design.md section 2): label sources (sources/: custom
+ * labels, the OpenTelemetry contexts, Go labels), language runtimes
+ * (runtime/<name>/), the unwind tables and the symbolizer. The registry
+ * reads a process's memory map once per event and hands the same view to
+ * every module; each module recognises the process, fills its part of the
+ * BPF recipe, names the frames its BPF walker added, and forgets the
+ * process when its image ends. Each says what it found in a process
+ * (describe, for inspect) and what it counted (counters, for record -v and
+ * the agent's metrics), so that no command names a module. A module keeps
+ * no pid table: its per-process state is a block the registry allocates
+ * and passes in.
  */
 #ifndef LABELPROF_REGISTRY_MODULE_H
 #define LABELPROF_REGISTRY_MODULE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "labelprof.h"
@@ -42,10 +47,20 @@ enum proc_end {
 	PROC_END_EXIT = 1, /* it exited: its pid may be reused */
 };
 
+/*
+ * The per-CPU counters of the session's BPF map named map (one entry of
+ * size bytes of __u64 a CPU: a walker's), summed over CPUs: 0 or -errno.
+ */
+typedef int (*bpf_counters_fn)(void *ctx, const char *map, void *out, size_t size);
+
 /* What a module may use, for the life of the registry. */
 struct registry_env {
 	struct symbolizer *symbolizer; /* NULL: no symbolization */
 	struct unwind *unwind;	       /* NULL: frame pointers only */
+	bpf_counters_fn bpf_counters;  /* NULL: no BPF (inspect) */
+	void *bpf_ctx;
+	/* One process looked at for inspect and labels: a runtime module needs no symbolizer. */
+	bool describe_only;
 	bool verbose;
 };
 
@@ -75,6 +90,37 @@ enum proc_found {
 	 * so the process's samples keep asking (its recipe is not quiet).
 	 */
 	PROC_PENDING = 1 << 2,
+};
+
+/* One of a module's counters (proc_module.counters). */
+struct proc_counter {
+	const char *name; /* the agent's metric labelprof_NAME, a counter's with _total */
+	const char *text; /* what it counts, after its value in record's line */
+	__u64 value;
+	bool gauge;   /* a level now, not a count since the session started */
+	bool problem; /* record shows the line without -v when this is not 0 */
+	bool clause;  /* starts a clause of record's line: "; " before it, not ", " */
+};
+
+#define PROC_MAX_COUNTERS 16
+
+/* A module's counters: record -v's line "labelprof: TITLE: VALUE TEXT, ...". */
+struct proc_counters {
+	const char *title;
+	size_t n;
+	struct proc_counter c[PROC_MAX_COUNTERS];
+};
+
+/*
+ * What describe writes with: a string as a JSON value (escaped, or null),
+ * and a line of text whose bytes that are not printable are escaped (the
+ * caller's writers, format/fmt.h).
+ */
+struct proc_report {
+	FILE *out;
+	bool json; /* one member of the process's object per module, each ",\"KEY\":VALUE" */
+	void (*json_str)(FILE *out, const char *s);
+	void (*text_line)(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 };
 
 struct proc_module {
@@ -107,6 +153,18 @@ struct proc_module {
 	 * place (n frames, room for cap), the new length returned.
 	 */
 	size_t (*frames)(void *mod, void *state, pid_t pid, __u64 *ips, size_t n, size_t cap);
+
+	/*
+	 * Optional, for inspect: what the last inspection found in the process
+	 * (state), as lines indented by two spaces or, for --json, members of
+	 * the process's object; nothing when the module found nothing to say.
+	 */
+	void (*describe)(void *mod, void *state, pid_t pid, const struct proc_report *r);
+	/*
+	 * Optional, for record -v and the agent's metrics: the module's
+	 * counters over the session (its BPF walker's too). 0 or -errno.
+	 */
+	int (*counters)(void *mod, struct proc_counters *out);
 
 	/* Records of this type (enum lp_event_type) that the module handles; 0: none. */
 	__u32 record_type;

@@ -28,7 +28,6 @@
 static const unsigned int retry_delays_ms[] = {5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000};
 #define MAX_ATTEMPTS	    ARRAY_SIZE(retry_delays_ms)
 #define FOLLOW_UP_WINDOW_MS 8885 /* their sum */
-#define MAX_MODULES	    16
 #define GONE_GRACE_MS	    2000 /* a gone process's queued samples are resolved by then */
 
 struct proc_entry {
@@ -39,14 +38,14 @@ struct proc_entry {
 	bool inspected; /* its modules have looked at its current image */
 	bool gone;     /* an inspection found it gone: ended when due */
 	__u64 due_ns;  /* next inspection (gone: its end), 0: none */
-	void *state[MAX_MODULES];
+	void *state[REGISTRY_MAX_MODULES];
 };
 
 struct registry {
 	struct registry_target target;
 	struct registry_env env; /* what every module may use */
-	const struct proc_module *mods[MAX_MODULES];
-	void *mod[MAX_MODULES]; /* each one's module-wide state */
+	const struct proc_module *mods[REGISTRY_MAX_MODULES];
+	void *mod[REGISTRY_MAX_MODULES]; /* each one's module-wide state */
 	size_t nr_mods;
 	struct tls_cache *tls;
 	/* entries[0, stats.tracked), in no order: removing one moves the last into its place */
@@ -58,6 +57,14 @@ struct registry {
 	__u64 sampling_ns; /* when sampling started (CLOCK_MONOTONIC) */
 	struct registry_stats stats;
 	bool verbose;
+	struct registry_probe *probe; /* registry__inspect_one's, while it runs */
+};
+
+/* What registry__inspect_one takes from its inspection. */
+struct registry_probe {
+	struct lp_recipe *recipe;
+	struct tls_diag *diag;
+	int err;
 };
 
 /* A view and the label sources' shared reading of it (registry__tls). */
@@ -262,6 +269,8 @@ static void inspect(struct registry *r, struct proc_entry *e, enum proc_cause ca
 	if (e->gone)
 		return;
 	err = maps__read(e->pid, 0, &v->maps);
+	if (r->probe)
+		r->probe->err = err;
 	if (err == -ESRCH) {
 		set_gone(r, e);
 		return;
@@ -276,6 +285,8 @@ static void inspect(struct registry *r, struct proc_entry *e, enum proc_cause ca
 	}
 	for (i = 0; i < r->nr_mods; i++) {
 		ret = r->mods[i]->inspect(r->mod[i], e->state[i], v, &recipe);
+		if (ret < 0 && r->probe && !r->probe->err)
+			r->probe->err = ret;
 		if (ret == -ESRCH)
 			break;
 		if (ret == -EAGAIN) {
@@ -290,6 +301,13 @@ static void inspect(struct registry *r, struct proc_entry *e, enum proc_cause ca
 	}
 	tls_process__close(v->tls);
 	maps__free(v->maps);
+	if (r->probe) {
+		*r->probe->recipe = recipe;
+		*r->probe->diag = vc.diag;
+		/* one source found is a recipe: the others' failures do not count */
+		if (labelled && ret != -ESRCH)
+			r->probe->err = 0;
+	}
 	if (ret == -ESRCH) {
 		set_gone(r, e);
 		return;
@@ -366,6 +384,9 @@ struct registry *registry__new(const struct registry_opts *opts, int *err)
 	r->env = (struct registry_env){
 		.symbolizer = opts->symbolizer,
 		.unwind = opts->unwind,
+		.bpf_counters = opts->target.bpf_counters,
+		.bpf_ctx = opts->target.ctx,
+		.describe_only = opts->describe_only,
 		.verbose = opts->verbose,
 	};
 	r->target = opts->target;
@@ -375,7 +396,7 @@ struct registry *registry__new(const struct registry_opts *opts, int *err)
 	if (!r->tls)
 		goto out_free;
 	for (m = opts->modules; *m; m++) {
-		if (r->nr_mods == MAX_MODULES) {
+		if (r->nr_mods == REGISTRY_MAX_MODULES) {
 			*err = -E2BIG;
 			goto out_free;
 		}
@@ -610,6 +631,43 @@ size_t registry__frames(struct registry *r, pid_t pid, __u64 *ips, size_t n, siz
 	for (i = 0; e && i < r->nr_mods; i++)
 		if (r->mods[i]->frames)
 			n = r->mods[i]->frames(r->mod[i], e->state[i], pid, ips, n, cap);
+	return n;
+}
+
+int registry__inspect_one(struct registry *r, pid_t pid, struct lp_recipe *recipe,
+			  struct tls_diag *diag)
+{
+	struct registry_probe probe = {recipe, diag, -ENOMEM};
+
+	memset(recipe, 0, sizeof(*recipe));
+	memset(diag, 0, sizeof(*diag));
+	r->probe = &probe;
+	inspect_pid(r, pid, PROC_SCAN);
+	r->probe = NULL;
+	return probe.err;
+}
+
+void registry__describe(struct registry *r, pid_t pid, const struct proc_report *rep)
+{
+	struct proc_entry *e = lookup(r, pid);
+	size_t i;
+
+	for (i = 0; e && i < r->nr_mods; i++)
+		if (r->mods[i]->describe)
+			r->mods[i]->describe(r->mod[i], e->state[i], pid, rep);
+}
+
+size_t registry__counters(struct registry *r, struct proc_counters *out, size_t cap)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nr_mods && n < cap; i++) {
+		if (!r->mods[i]->counters)
+			continue;
+		memset(&out[n], 0, sizeof(out[n]));
+		if (!r->mods[i]->counters(r->mod[i], &out[n]))
+			n++;
+	}
 	return n;
 }
 

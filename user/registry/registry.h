@@ -15,8 +15,8 @@
 #include <sys/types.h>
 
 #include "labelprof.h"
+#include "registry/module.h"
 
-struct proc_module;
 struct profile_label;
 struct symbolizer;
 struct unwind;
@@ -26,8 +26,12 @@ struct registry_target {
 	int (*set_recipe)(void *ctx, pid_t pid, const struct lp_recipe *recipe);
 	__u64 (*exec_seq)(void *ctx, pid_t pid);
 	bool (*samples)(void *ctx, pid_t pid); /* the filter takes the process */
+	bpf_counters_fn bpf_counters;	       /* NULL: no BPF counters (registry/module.h) */
 	void *ctx;
 };
+
+/* Modules in one registry, at most. */
+#define REGISTRY_MAX_MODULES 16
 
 struct registry_opts {
 	struct registry_target target;
@@ -35,6 +39,7 @@ struct registry_opts {
 	struct unwind *unwind;			  /* NULL: frame pointers only */
 	unsigned int max_processes;		  /* beyond, processes go untracked */
 	const struct proc_module *const *modules; /* NULL-terminated, in order */
+	bool describe_only;			  /* for inspect and labels: no sampling */
 	bool verbose;
 };
 
@@ -89,6 +94,21 @@ __u32 registry__snapshot(struct registry *r, pid_t pid);
  * runtime's BPF walker added put in place by its module; the new length.
  */
 size_t registry__frames(struct registry *r, pid_t pid, __u64 *ips, size_t n, size_t cap);
+
+/*
+ * For inspect and labels: inspects process pid now with every module, as
+ * a session would, and returns its recipe and the label sources' diagnosis
+ * (proc/tls.h). Returns 0 when a module found labels or none failed,
+ * -ESRCH when the process is gone, else the first module's error (-EAGAIN:
+ * a label library is not relocated yet, -EACCES, ...).
+ */
+struct tls_diag;
+int registry__inspect_one(struct registry *r, pid_t pid, struct lp_recipe *recipe,
+			  struct tls_diag *diag);
+/* What each module found in process pid (proc_module.describe), in the modules' order. */
+void registry__describe(struct registry *r, pid_t pid, const struct proc_report *rep);
+/* Each module's counters (proc_module.counters) into out (room for cap): how many. */
+size_t registry__counters(struct registry *r, struct proc_counters *out, size_t cap);
 
 /* Whether a module found labels in process pid. */
 bool registry__labelled(struct registry *r, pid_t pid);

@@ -14,11 +14,12 @@ int runtime_module__open(const struct registry_env *env, void **mod)
 {
 	struct runtime_module *m;
 
-	if (!env->symbolizer)
+	if (!env->symbolizer && !env->describe_only)
 		return -ENODEV;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
+	m->env = env;
 	m->sym = env->symbolizer;
 	m->verbose = env->verbose;
 	*mod = m;
@@ -28,6 +29,14 @@ int runtime_module__open(const struct registry_env *env, void **mod)
 void runtime_module__close(void *mod)
 {
 	free(mod);
+}
+
+int runtime_module__bpf_counters(const struct runtime_module *m, const char *map, void *out,
+				 size_t size)
+{
+	if (!m->env->bpf_counters)
+		return -ENODEV;
+	return m->env->bpf_counters(m->env->bpf_ctx, map, out, size);
 }
 
 int runtime__each_elf(int pid, const struct maps *maps,

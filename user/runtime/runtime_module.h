@@ -1,26 +1,35 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What every runtime module (Python, HotSpot, Node.js) keeps for a session:
- * the symbolizer its frames are named through, and whether to say what it
- * finds; and how they look for their runtime's files.
+ * What every runtime module (runtime/<name>/module.c) keeps for a session:
+ * the symbolizer its frames are named through, whether to say what it
+ * finds, how to read its BPF walker's counters; and how they look for
+ * their runtime's files.
  */
 #ifndef LABELPROF_RUNTIME_MODULE_H
 #define LABELPROF_RUNTIME_MODULE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct registry_env;
 struct symbolizer;
 
 struct runtime_module {
+	const struct registry_env *env;
 	struct symbolizer *sym;
 	bool verbose;
 };
 
-/* proc_module.open: -ENODEV without a symbolizer (no frame could be named). */
+/*
+ * proc_module.open: -ENODEV without a symbolizer (no frame could be named),
+ * unless the registry only describes processes.
+ */
 int runtime_module__open(const struct registry_env *env, void **mod);
 /* proc_module.close */
 void runtime_module__close(void *mod);
+/* The walker's counters of BPF map map (size bytes): 0, -ENODEV without BPF, -errno. */
+int runtime_module__bpf_counters(const struct runtime_module *m, const char *map, void *out,
+				 size_t size);
 
 struct elf_file;
 struct maps;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The modules of every session, in the order they see a process: the label
- * sources in their order of precedence (which the profile applies,
- * docs/design.md section 1), the runtimes (Python, HotSpot), then the unwind tables
- * and the symbolizer. A new source or runtime is one more module here.
+ * The modules of every session (and of inspect and labels, probe.c), in the
+ * order they see a process: the label sources in their order of precedence
+ * (which the profile applies, docs/design.md section 1), the runtimes
+ * (runtime/<name>/module.c), then the unwind tables and the symbolizer. A
+ * new source or runtime is one more line here (docs/design.md section 2).
  */
 #include <stddef.h>
 

@@ -135,12 +135,16 @@ int sampler__set_recipe(struct sampler *s, __u32 tgid, const struct lp_recipe *r
 /* The process's exec count as BPF saw it; read it before inspecting the process. */
 __u64 sampler__exec_seq(struct sampler *s, __u32 tgid);
 
+/* Whether libbpf's own messages go to stderr (otherwise they repeat ours in other words). */
+void sampler__libbpf_messages(bool verbose);
+
 /*
  * Reads the label set every thread of tgid has now, without stopping the
  * process: a BPF task iterator applies recipe r to each thread (loaded for
  * this call alone, beside no sampler). fn gets one LP_EVENT_SAMPLE record per
  * thread, without stacks; a non-zero return stops and is returned. Returns 0,
- * or -errno with a message in err. verbose: libbpf's own messages.
+ * or -errno with a message in err. verbose: libbpf's own messages
+ * (threads.c).
  */
 int sampler__read_threads(__u32 tgid, const struct lp_recipe *r, bool verbose, sampler_event_fn fn,
 			  void *ctx, char *err, size_t err_len);
@@ -166,11 +170,12 @@ int sampler__unwind_maps(struct sampler *s, struct unwind_maps *m);
 
 /* Counters summed over CPUs. */
 int sampler__read_counters(struct sampler *s, struct lp_counters *out);
-/* The Python walk's counters summed over CPUs. */
-int sampler__read_py_counters(struct sampler *s, struct lp_py_counters *out);
-/* The Java walk's counters, summed over CPUs: 0 or -errno. */
-int sampler__read_java_counters(struct sampler *s, struct lp_java_counters *out);
-int sampler__read_v8_counters(struct sampler *s, struct lp_v8_counters *out);
+/*
+ * The counters of the per-CPU map named map (a walker's, one entry of size
+ * bytes a CPU: registry/module.h), summed over CPUs: 0, -ENOENT (no such
+ * map), -EINVAL (another size), -errno.
+ */
+int sampler__read_map_counters(struct sampler *s, const char *map, void *out, size_t size);
 /* Number of CPUs sampled. */
 int sampler__cpu_count(const struct sampler *s);
 

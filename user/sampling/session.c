@@ -96,6 +96,11 @@ static bool samples(void *ctx, pid_t pid)
 	return sampler__samples_tgid(ctx, pid);
 }
 
+static int bpf_counters(void *ctx, const char *map, void *out, size_t size)
+{
+	return sampler__read_map_counters(ctx, map, out, size);
+}
+
 /* Process-wide, as signals are. */
 static volatile sig_atomic_t stop_requested;
 
@@ -183,7 +188,11 @@ struct session *session__begin(const struct sampler_opts *sampler, const struct 
 	}
 	s->registry = registry__new(
 		&(struct registry_opts){
-			.target = {set_recipe, exec_seq, samples, s->sampler},
+			.target = {.set_recipe = set_recipe,
+				   .exec_seq = exec_seq,
+				   .samples = samples,
+				   .bpf_counters = bpf_counters,
+				   .ctx = s->sampler},
 			.symbolizer = s->symbolizer,
 			.unwind = s->unwind,
 			.max_processes = sampler->max_processes ? sampler->max_processes

@@ -11,7 +11,7 @@
 #include "proc/otel_ctx.h"
 #include "proc/tls.h"
 #include "registry/module.h"
-#include "runtime/node.h"
+#include "runtime/node/node.h"
 
 struct otel_thread_proc {
 	bool found; /* at the last inspection */

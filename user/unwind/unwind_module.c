@@ -69,6 +69,42 @@ static void unwind_module_end(void *mod, void *state, pid_t pid, enum proc_end h
 		unwind__queue_forget(m->unwind, pid);
 }
 
+/* The tables' figures and the BPF walk's counters (map unwind_counters). */
+static int unwind_module_counters(void *mod, struct proc_counters *out)
+{
+	struct unwind_module *m = mod;
+	struct unwind_stats us;
+
+	unwind__stats(m->unwind, &us);
+	*out = (struct proc_counters){
+		.title = "unwind",
+		.n = 14,
+		.c =
+			{
+				{"unwind_objects", "objects", us.objects, .gauge = true},
+				{"unwind_rows", "rows", us.rows, .gauge = true},
+				{"unwind_bpf_bytes", "bytes in BPF", us.bytes, .gauge = true},
+				{"unwind_shard_bytes", "bytes of shards", us.shard_bytes,
+				 .gauge = true},
+				{"unwind_tables_built", "tables built", us.builds},
+				{"unwind_build_milliseconds", "ms building them",
+				 us.build_ns / 1000000},
+				{"unwind_evictions", "evicted", us.evictions},
+				{"unwind_errors", "errors", us.errors},
+				{"unwind_processes_without_room", "processes without room",
+				 us.procs_full},
+				{"unwind_cfi_frames", "frames by CFI", us.bpf.cfi_frames,
+				 .clause = true},
+				{"unwind_fp_frames", "by frame pointers", us.bpf.fp_frames},
+				{"unwind_table_misses", "table misses", us.bpf.misses},
+				{"unwind_frames_without_rule", "without a rule", us.bpf.no_rule},
+				{"unwind_truncated_walks", "walks truncated", us.bpf.truncated,
+				 .clause = true},
+			},
+	};
+	return 0;
+}
+
 const struct proc_module unwind_module = {
 	.name = "unwind tables",
 	.state_size = sizeof(struct unwind_proc),
@@ -76,4 +112,5 @@ const struct proc_module unwind_module = {
 	.close = unwind_module_close,
 	.inspect = unwind_module_inspect,
 	.end = unwind_module_end,
+	.counters = unwind_module_counters,
 };

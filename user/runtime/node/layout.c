@@ -19,7 +19,7 @@
 #include "proc/maps.h"
 #include "proc/otel_ctx.h"
 #include "runtime/runtime_module.h"
-#include "runtime/node.h"
+#include "runtime/node/node.h"
 
 enum {
 	V_TAGGED_SIZE,

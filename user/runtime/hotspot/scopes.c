@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "proc/mem.h"
-#include "runtime/hotspot.h"
+#include "runtime/hotspot/hotspot.h"
 
 #define SEGMAP_FREE	0xff
 #define MAX_PCDESCS	65536 /* a larger table is not read */

@@ -2,8 +2,8 @@
 /*
  * HotSpot JVMs (docs/design.md section 12): the JVM's description of itself
  * (VMStructs) read from a running process, with the code cache and the
- * offsets BPF walks Java frames by (hotspot_vmstructs.c); methods named from
- * the process's memory (hotspot_method.c).
+ * offsets BPF walks Java frames by (layout.c); methods named from
+ * the process's memory (frames.c; compiled frames' scopes: scopes.c).
  */
 #ifndef LABELPROF_RUNTIME_HOTSPOT_H
 #define LABELPROF_RUNTIME_HOTSPOT_H

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * CPython 3.10 to 3.13 (docs/design.md section 11): which mapped file is the
- * interpreter and where its structures are (python_image.c), its thread
- * states and code objects as read from a process's memory (python_code.c).
+ * interpreter and where its structures are (layout.c), its thread
+ * states and code objects as read from a process's memory (frames.c).
  */
 #ifndef LABELPROF_RUNTIME_PYTHON_H
 #define LABELPROF_RUNTIME_PYTHON_H

@@ -18,7 +18,7 @@
 #include "proc/maps.h"
 #include "proc/mem.h"
 #include "proc/root.h"
-#include "runtime/hotspot.h"
+#include "runtime/hotspot/hotspot.h"
 
 #define MAX_ENTRIES 8192 /* VMStructs of JDK 17 has about 2000 */
 #define NAME_LEN    80

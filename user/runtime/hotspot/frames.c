@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "proc/mem.h"
-#include "runtime/hotspot.h"
+#include "runtime/hotspot/hotspot.h"
 
 #define MAX_LINE_TABLE (64 << 10) /* a larger table names no lines */
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "proc/mem.h"
-#include "runtime/python.h"
+#include "runtime/python/python.h"
 
 #define MAX_STRING    4096	/* longer names and paths are cut */
 #define MAX_LINETABLE (1 << 20) /* a larger line table names no lines */

@@ -12,21 +12,30 @@
 
 #include "lib/clock.h"
 #include "lib/compiler.h"
-#include "lib/pairmap.h"
+#include "proc/maps.h"
 #include "registry/module.h"
+#include "runtime/code_cache.h"
 #include "runtime/runtime_module.h"
-#include "runtime/python.h"
+#include "runtime/python/python.h"
 #include "symbolize/symbols.h"
 
 /* An address that held no code object is read again when used this long after. */
 #define BAD_RETRY_NS (100ull * 1000 * 1000)
-/* Code objects named per process, at most: past it, the cache starts over. */
-#define MAX_CODES 65536
 
 struct py_cached {
+	struct code_entry e; /* bad: not a code object */
 	struct py_code code;
-	__u64 checked_ns; /* when it was read */
-	bool bad;	  /* not a code object: unnamed until BAD_RETRY_NS later */
+};
+
+static void free_code(struct code_entry *e)
+{
+	py_code__free(&container_of(e, struct py_cached, e)->code);
+}
+
+static const struct code_cache_kind code_kind = {
+	.size = sizeof(struct py_cached),
+	.free = free_code,
+	.check_ns = BAD_RETRY_NS,
 };
 
 struct py_proc {
@@ -34,39 +43,36 @@ struct py_proc {
 	__u64 vm;
 	bool found;
 	bool reported;
+	int status;    /* py_image__find's */
+	char *file;    /* the interpreter's file; NULL: none */
+	char err[160]; /* why it cannot be read */
 	struct py_image img;
 	__u64 bias;
-	struct pairmap codes; /* code address -> struct py_cached */
+	struct code_cache codes; /* code address -> struct py_cached */
 };
-
-static void forget_codes(struct py_proc *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->codes.count; i++) {
-		struct py_cached *c = p->codes.entries[i].val;
-
-		py_code__free(&c->code);
-		free(c);
-	}
-	pairmap__free(&p->codes);
-}
 
 static int py_inspect(void *mod, void *state, struct proc_view *v, struct lp_recipe *recipe)
 {
 	struct runtime_module *m = mod;
+	const struct maps_entry *file = NULL;
 	struct py_proc *p = state;
-	char err[160] = "";
 	int ret;
 
 	/* the same image with the same code: what was found still holds */
 	if (p->seq != v->exec_seq + 1 || p->vm != v->exec_vm || !v->exec_vm) {
-		ret = py_image__find(v->pid, v->maps, &p->img, &p->bias, NULL, err, sizeof(err));
+		p->err[0] = 0;
+		ret = py_image__find(v->pid, v->maps, &p->img, &p->bias, &file, p->err,
+				     sizeof(p->err));
+		if (ret && !p->err[0])
+			snprintf(p->err, sizeof(p->err), "%s", strerror(-ret));
+		free(p->file);
+		p->file = !ret && file ? strdup(file->path) : NULL;
+		p->status = ret;
 		p->found = !ret;
 		p->seq = v->exec_seq + 1;
 		p->vm = v->exec_vm;
 		if (m->verbose && ret == -ENOTSUP && !p->reported) {
-			fprintf(stderr, "labelprof: pid %d: %s\n", v->pid, err);
+			fprintf(stderr, "labelprof: pid %d: %s\n", v->pid, p->err);
 			p->reported = true;
 		}
 	}
@@ -84,7 +90,92 @@ static int py_inspect(void *mod, void *state, struct proc_view *v, struct lp_rec
 
 static void py_end(void *mod, void *state, pid_t pid, enum proc_end how)
 {
-	forget_codes(state);
+	struct py_proc *p = state;
+
+	code_cache__clear(&p->codes, &code_kind);
+	free(p->file);
+}
+
+/* The interpreter, as record finds it, or why it cannot be read; its thread states. */
+static void py_describe(void *mod, void *state, pid_t pid, const struct proc_report *r)
+{
+	__u64 tids[LP_PY_MAX_THREADS];
+	struct py_proc *p = state;
+	/* before 3.11 a thread state holds its pthread_t, not its tid */
+	const char *ids = p->img.ref.flags & LP_PY_NATIVE_TID ? "tid" : "pthread_t";
+	int n = 0, i;
+
+	if (p->seq && p->found)
+		n = py_thread_states(pid, &p->img, p->bias, tids, ARRAY_SIZE(tids));
+	if (r->json) {
+		fputs(",\"python\":", r->out);
+		if (!p->seq || p->status == -ENOENT) {
+			fputs("null", r->out);
+			return;
+		}
+		fputs("{\"message\":", r->out);
+		if (!p->found) {
+			r->json_str(r->out, p->err);
+			fputc('}', r->out);
+			return;
+		}
+		fprintf(r->out, "\"ok\",\"version\":\"%u.%u\",\"file\":", p->img.version >> 8,
+			p->img.version & 0xff);
+		r->json_str(r->out, p->file);
+		fprintf(r->out, ",\"offsets\":\"%s\",\"thread_states\":", p->img.source);
+		if (n < 0)
+			fputs("null", r->out);
+		else
+			fprintf(r->out, "%d", n);
+		fprintf(r->out, ",\"thread_ids\":\"%s\",\"threads\":[", ids);
+		for (i = 0; i < n; i++)
+			fprintf(r->out, "%s%llu", i ? "," : "", (unsigned long long)tids[i]);
+		fputs("]}", r->out);
+		return;
+	}
+	if (!p->seq || p->status == -ENOENT)
+		return;
+	if (!p->found) {
+		r->text_line(r->out, "  Python: not read: %s", p->err);
+		return;
+	}
+	r->text_line(r->out, "  Python %u.%u: %s, offsets from %s", p->img.version >> 8,
+		     p->img.version & 0xff, p->file ? p->file : "", p->img.source);
+	if (n < 0) {
+		fprintf(r->out, "    thread states: not read: %s\n", strerror(-n));
+		return;
+	}
+	fprintf(r->out, "    thread states: %d%s", n,
+		n ? (p->img.ref.flags & LP_PY_NATIVE_TID ? ", tids" : ", pthread_t") : "");
+	for (i = 0; i < n; i++)
+		fprintf(r->out, " %llu", (unsigned long long)tids[i]);
+	fputc('\n', r->out);
+}
+
+/* The BPF walk's counters (map py_counters). */
+static int py_counters(void *mod, struct proc_counters *out)
+{
+	struct lp_py_counters c;
+	int ret = runtime_module__bpf_counters(mod, "py_counters", &c, sizeof(c));
+
+	if (ret)
+		return ret;
+	*out = (struct proc_counters){
+		.title = "Python",
+		.n = 5,
+		.c =
+			{
+				{"python_walks", "walks", c.walks},
+				{"python_frames", "frames", c.frames},
+				{"python_samples_without_thread_state",
+				 "samples of threads without a thread state", c.no_thread},
+				{"python_faults", "faults", c.faults, .problem = true},
+				{"python_truncated_walks",
+				 "truncated at " __stringify(LP_MAX_PY_FRAMES) " frames",
+				 c.truncated},
+			},
+	};
+	return 0;
 }
 
 static __u64 code_ident(const struct py_code *c)
@@ -101,26 +192,22 @@ static __u64 code_ident(const struct py_code *c)
 static const struct py_code *code_at(struct py_proc *p, pid_t pid, __u64 addr, __u64 ident,
 				     __u64 now)
 {
-	struct py_cached *c = pairmap__get(&p->codes, addr, 0);
+	struct code_entry *e;
+	struct py_cached *c;
+	bool due;
 
-	if (c && !c->bad && code_ident(&c->code) == ident)
-		return &c->code;
-	if (c && c->bad && now - c->checked_ns < BAD_RETRY_NS)
+	e = code_cache__entry(&p->codes, &code_kind, addr, 0, now, &due);
+	if (!e)
 		return NULL;
-	if (!c) {
-		if (p->codes.count >= MAX_CODES)
-			forget_codes(p);
-		c = calloc(1, sizeof(*c));
-		if (!c || pairmap__put(&p->codes, addr, 0, c)) {
-			free(c);
-			return NULL;
-		}
-	} else {
-		py_code__free(&c->code);
-	}
-	c->checked_ns = now;
-	c->bad = py_code__read(pid, &p->img, p->bias, addr, &c->code) != 0;
-	return c->bad || code_ident(&c->code) != ident ? NULL : &c->code;
+	c = container_of(e, struct py_cached, e);
+	if (!e->bad && code_ident(&c->code) == ident)
+		return &c->code;
+	if (e->bad && !due)
+		return NULL;
+	py_code__free(&c->code);
+	e->checked_ns = now;
+	e->bad = py_code__read(pid, &p->img, p->bias, addr, &c->code) != 0;
+	return e->bad || code_ident(&c->code) != ident ? NULL : &c->code;
 }
 
 /* The token of the Python frame BPF stored as raw and ident. */
@@ -201,4 +288,6 @@ const struct proc_module python_module = {
 	.inspect = py_inspect,
 	.end = py_end,
 	.frames = py_frames,
+	.describe = py_describe,
+	.counters = py_counters,
 };

@@ -4,11 +4,13 @@
  * OpenTelemetry Node.js thread context needs, from V8's postmortem
  * constants (v8dbg_*) in the node executable or libnode.
  */
-#ifndef LABELPROF_NODE_H
-#define LABELPROF_NODE_H
+#ifndef LABELPROF_RUNTIME_NODE_H
+#define LABELPROF_RUNTIME_NODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <linux/types.h>
 
 #include "labelprof.h"
 
@@ -85,4 +87,22 @@ int node__js_layout(const struct elf_file *ef, struct node_js_layout *l, char *e
 int node__find_js_layout(pid_t pid, const struct maps *maps, struct node_js_layout *l,
 			 char *msg, size_t msg_len);
 
-#endif /* LABELPROF_NODE_H */
+/* A JavaScript function named from a Node.js process's memory (frames.c). */
+struct node_function {
+	__u64 sfi;   /* its SharedFunctionInfo's address */
+	__u64 ident; /* what its name_or_scope_info held when read */
+	char *name;  /* NULL: anonymous */
+	char *file;  /* its Script's name; NULL: none */
+	__u32 line;  /* the line it starts at; 0: unknown */
+};
+
+/*
+ * Reads the function whose SharedFunctionInfo is at sfi in pid, if its
+ * name_or_scope_info still holds ident (BPF's LP_JS_SECOND word): 0, or
+ * -ESTALE (another object is there now), -errno.
+ */
+int node_function__read(pid_t pid, const struct node_js_layout *l, __u64 sfi, __u64 ident,
+			struct node_function *f);
+void node_function__free(struct node_function *f);
+
+#endif /* LABELPROF_RUNTIME_NODE_H */

@@ -17,7 +17,7 @@
 #include "lib/elf.h"
 #include "proc/maps.h"
 #include "runtime/runtime_module.h"
-#include "runtime/python.h"
+#include "runtime/python/python.h"
 
 struct py_table {
 	__u32 version;

@@ -13,8 +13,7 @@
 #include <string.h>
 
 #include "proc/mem.h"
-#include "runtime/node.h"
-#include "runtime/node_function.h"
+#include "runtime/node/node.h"
 
 #define TAG_MASK    3ull
 #define HEAP_TAG    1ull
