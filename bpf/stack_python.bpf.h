@@ -74,7 +74,8 @@ static long py_frame_step(__u32 i, struct pywalk_ctx *cx)
 	}
 	w->frame = py_word(w, py->frame_previous);
 	at = (w->at + w->n * LP_PY_FRAME_WORDS * sizeof(__u64)) & REC_MASK;
-	if ((py->flags & LP_PY_SHIM) && w->buf[py->frame_mark & PY_BUF_MASK] == LP_PY_OWNED_BY_CSTACK) {
+	if ((py->flags & LP_PY_SHIM) &&
+	    w->buf[py->frame_mark & PY_BUF_MASK] == LP_PY_OWNED_BY_CSTACK) {
 		/* the frame stored last is the first its _PyEval_EvalFrameDefault call ran */
 		if (w->n)
 			*(__u64 *)&sc->rec[(at - LP_PY_FRAME_WORDS * sizeof(__u64)) & REC_MASK] |=
@@ -83,7 +84,8 @@ static long py_frame_step(__u32 i, struct pywalk_ctx *cx)
 	}
 	code = py_word(w, py->frame_code);
 	if (bpf_probe_read_user(ident, sizeof(ident), (void *)(code + py->code_ident)) ||
-	    bpf_probe_read_user(&name_hash, sizeof(name_hash), (void *)(ident[0] + LP_PY_STR_HASH))) {
+	    bpf_probe_read_user(&name_hash, sizeof(name_hash),
+				(void *)(ident[0] + LP_PY_STR_HASH))) {
 		w->fault = 1;
 		return 1;
 	}
@@ -106,7 +108,8 @@ static long py_frame_step(__u32 i, struct pywalk_ctx *cx)
 	    ((py->flags & LP_PY_IS_ENTRY) && w->buf[py->frame_mark & PY_BUF_MASK]))
 		slot |= LP_PY_ENTRY;
 	*(__u64 *)&sc->rec[at] = slot;
-	*(__u64 *)&sc->rec[(at + sizeof(__u64)) & REC_MASK] = lp_py_ident(ident[0], ident[1], name_hash);
+	*(__u64 *)&sc->rec[(at + sizeof(__u64)) & REC_MASK] =
+		lp_py_ident(ident[0], ident[1], name_hash);
 	w->n++;
 	return 0;
 }
@@ -135,7 +138,8 @@ __noinline int python_step(struct lp_scratch *sc, const struct lp_py_ref *py,
 	if (used >= LP_MAX_USTACK_WORDS + LP_MAX_PY_WORDS)
 		return 0;
 	w->room = LP_MAX_USTACK_WORDS + LP_MAX_PY_WORDS - used;
-	w->want = py->flags & LP_PY_NATIVE_TID ? tid : arch_thread_pointer(bpf_get_current_task_btf());
+	w->want = py->flags & LP_PY_NATIVE_TID ? tid
+					       : arch_thread_pointer(bpf_get_current_task_btf());
 	w->fault = 0;
 	w->n = 0;
 	w->at = off;
@@ -144,7 +148,8 @@ __noinline int python_step(struct lp_scratch *sc, const struct lp_py_ref *py,
 	if (!cached || !py_read_tstate(w, py, *cached)) {
 		w->fault = 0;
 		w->found = 0;
-		if (bpf_probe_read_user(&interp, sizeof(interp), (void *)py->interp_head) || !interp ||
+		if (bpf_probe_read_user(&interp, sizeof(interp), (void *)py->interp_head) ||
+		    !interp ||
 		    bpf_probe_read_user(&w->tstate, sizeof(w->tstate),
 					(void *)(interp + py->threads_head))) {
 			pc->faults++;
@@ -159,7 +164,8 @@ __noinline int python_step(struct lp_scratch *sc, const struct lp_py_ref *py,
 				pc->no_thread++;
 			return 0;
 		}
-		/* from the stack: before 6.3 a map value may not come from a global function's arg */
+		/* from the stack: before 6.3 a map value may not come from a global function's arg
+		 */
 		tstate = w->tstate;
 		bpf_map_update_elem(&py_tstates, &tid, &tstate, BPF_ANY);
 	}

@@ -14,8 +14,8 @@
 #include "v8.bpf.h"
 
 /* The instance type of the heap object that tagged points to into *type; false if none. */
-static __always_inline bool frame_object_type(const struct lp_v8_ref *v, __u64 tagged,
-					      __u16 *type, struct lp_v8_counters *vc)
+static __always_inline bool frame_object_type(const struct lp_v8_ref *v, __u64 tagged, __u16 *type,
+					      struct lp_v8_counters *vc)
 {
 	__u64 map;
 
@@ -59,11 +59,9 @@ __noinline int v8_step(struct lp_scratch *sc, const struct lp_v8_ref *v, struct 
 		vc->not_js++;
 		return STEP_FP;
 	}
-	if (bpf_probe_read_user(&sfi, sizeof(sfi),
-				(void *)(function - V8_HEAP_TAG + v->shared)) ||
+	if (bpf_probe_read_user(&sfi, sizeof(sfi), (void *)(function - V8_HEAP_TAG + v->shared)) ||
 	    !frame_object_type(v, sfi, &type, vc) || type != v->sfi_type ||
-	    bpf_probe_read_user(&name, sizeof(name),
-				(void *)(sfi - V8_HEAP_TAG + v->sfi_name))) {
+	    bpf_probe_read_user(&name, sizeof(name), (void *)(sfi - V8_HEAP_TAG + v->sfi_name))) {
 		vc->not_js++;
 		return STEP_FP;
 	}

@@ -23,14 +23,14 @@ struct verifier_log *verifier_log__arm(struct bpf_object *obj)
 	if (!vl)
 		return NULL;
 	vl->obj = obj;
-	bpf_object__for_each_program(p, obj)
-		vl->count++;
+	bpf_object__for_each_program(p, obj) vl->count++;
 	vl->logs = calloc(vl->count ? vl->count : 1, LOG_SIZE);
 	if (!vl->logs) {
 		free(vl);
 		return NULL;
 	}
-	bpf_object__for_each_program(p, obj) {
+	bpf_object__for_each_program(p, obj)
+	{
 		if (bpf_program__set_log_level(p, LOG_STATS) ||
 		    bpf_program__set_log_buf(p, vl->logs[i], LOG_SIZE)) {
 			verifier_log__free(vl);
@@ -62,7 +62,8 @@ unsigned long long verifier_log__print(const struct verifier_log *vl, FILE *f)
 	if (!vl)
 		return 0;
 	fprintf(f, "labelprof: the kernel verified ");
-	bpf_object__for_each_program(p, vl->obj) {
+	bpf_object__for_each_program(p, vl->obj)
+	{
 		const char *log = vl->logs[i++];
 
 		if (!bpf_program__autoload(p) || !log_figure(log, "verification time ", &usec))
