@@ -94,6 +94,9 @@ struct lp_cwalk {
 	__u32 row_hi;
 	struct lp_unwind_row row;
 	struct lp_unwind_mapping map; /* end 0: none */
+	/* the last pc in no mapping: the range between mappings it lies in; hi 0: none */
+	__u64 gap_lo;
+	__u64 gap_hi;
 	/* the stack copied to sc->stack: from the user address slo, slen bytes */
 	__u64 slo;
 	__u32 slen;

@@ -39,10 +39,15 @@ static __always_inline struct lp_unwind_mapping *find_mapping(struct lp_cwalk *w
 			SEARCH_BOUND(w->hi) = mid;
 	}
 	lo = SEARCH_BOUND(w->lo);
-	if (!lo || lo > LP_UNWIND_MAX_MAPS)
+	if (lo > LP_UNWIND_MAX_MAPS)
 		return NULL;
 	m = &proc->maps[(lo - 1) & (LP_UNWIND_MAX_MAPS - 1)];
-	return ip < m->end ? m : NULL;
+	if (lo && ip < m->end)
+		return m;
+	/* ip in no mapping: the gap around it, which the next frames are often in too */
+	w->gap_lo = lo ? m->end : 0;
+	w->gap_hi = lo < proc->count ? proc->maps[lo & (LP_UNWIND_MAX_MAPS - 1)].start : ~0ull;
+	return NULL;
 }
 
 /* The first pc of global page g, or LP_UNWIND_PC_PAD. */
@@ -133,6 +138,9 @@ __noinline int native_step(struct lp_scratch *sc, struct lp_unwind_proc *proc,
 	w = &sc->cw;
 	pc_ip = w->exact ? w->ip : w->ip - 1;
 	if (pc_ip < w->map.start || pc_ip >= w->map.end) {
+		/* JIT code: a run of frames between the mappings with CFI */
+		if (pc_ip >= w->gap_lo && pc_ip < w->gap_hi)
+			return STEP_FP;
 		m = find_mapping(w, proc, pc_ip);
 		if (!m)
 			return STEP_FP;

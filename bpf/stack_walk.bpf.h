@@ -148,6 +148,7 @@ static __always_inline long walk_user_cfi(struct lp_scratch *sc, __u32 off,
 	w->exact = 1;
 	w->object = 0;
 	w->map.end = 0;
+	w->gap_hi = 0;
 	w->row_hi = 0;
 	w->slen = 0;
 	w->sp0 = u->sp;
